@@ -1,0 +1,1 @@
+"""PySpark jobs over produced volumes and partition metrics."""

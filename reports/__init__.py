@@ -1,0 +1,1 @@
+"""Result model and report writers."""

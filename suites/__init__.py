@@ -1,0 +1,1 @@
+"""Behavioural conformance suites (KIP-511, KIP-714, KIP-977)."""
