@@ -21,10 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-from kconform.codecs.wire import ZERO_UUID, DecodeError, kafka_uuid_str
+from kconform.codecs.wire import ZERO_UUID, DecodeError, EncodeError, kafka_uuid_str
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+    from kconform.codecs.codegen import Compiled
 
 __all__ = ["Field", "Message", "Struct", "Versions", "message", "snake_case"]
 
@@ -230,6 +231,7 @@ class Message(Struct):
     __slots__ = ()
     api_key: ClassVar[int | None] = None
     kind: ClassVar[Kind] = "data"
+    _codecs: ClassVar[dict[int, Compiled]]  # version -> generated codec, filled on first use
     valid_versions: ClassVar[Versions] = Versions(0, 0)
     flexible_versions: ClassVar[Versions] = Versions(0, -1, empty=True)
 
@@ -245,10 +247,9 @@ class Message(Struct):
 
     def encode(self, version: int, *, strict: bool = True) -> bytes:
         """The body at `version`; `strict=False` lets fuzzers write nulls where none are allowed."""
-        from kconform.codecs.codegen import compiled
-
+        codec = type(self)._codecs.get(version) or _codec(type(self), version)
         out: list[bytes | memoryview] = []
-        compiled(type(self), version).encode(self, out.append, strict)
+        codec.encode(self, out.append, strict)
         return b"".join(out)
 
     def size(self, version: int) -> int:
@@ -271,16 +272,17 @@ class Message(Struct):
     def decode_from(
         cls, buf: memoryview, pos: int, end: int, version: int, *, strict: bool = True
     ) -> tuple[Self, int]:
-        from kconform.codecs.codegen import compiled
-
-        if version not in cls.valid_versions:
-            raise DecodeError(
-                f"version {version} is outside validVersions {cls.valid_versions}",
-                offset=pos,
-                path=(cls.struct_name,),
-            )
+        codec = cls._codecs.get(version)
+        if codec is None:
+            if version not in cls.valid_versions:
+                raise DecodeError(
+                    f"version {version} is outside validVersions {cls.valid_versions}",
+                    offset=pos,
+                    path=(cls.struct_name,),
+                )
+            codec = _codec(cls, version)
         try:
-            obj, pos = compiled(cls, version).decode(buf, pos, end, strict)
+            obj, pos = codec.decode(buf, pos, end, strict)
         except DecodeError as exc:
             raise exc.within(cls.struct_name) from None
         return obj, pos
@@ -370,6 +372,7 @@ def message(
     cls.valid_versions = Versions.parse(valid)
     cls.flexible_versions = Versions.parse(flexible)
     cls.owner = cls
+    cls._codecs = {}
     for struct_name, struct_cls in registry.items():
         struct_cls.owner = cls
         setattr(cls, struct_name, struct_cls)
@@ -395,3 +398,15 @@ def _check_declaration(cls: type[Message]) -> None:
         tags = [f.tag for f in struct.schema_fields if f.tag is not None]
         if len(tags) != len(set(tags)):
             raise ValueError(f"{cls.struct_name}: duplicate tags in {struct.struct_name}")
+
+
+def _codec(cls: type[Message], version: int) -> Compiled:
+    """Compile on first use and keep the result on the class (a dict lookup afterwards)."""
+    if version not in cls.valid_versions:
+        raise EncodeError(f"{cls.struct_name}: version {version} outside {cls.valid_versions}")
+    codec = codegen.compiled(cls, version)
+    cls._codecs[version] = codec
+    return codec
+
+
+from kconform.codecs import codegen  # noqa: E402  (codegen builds on the classes above)

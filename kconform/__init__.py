@@ -1,3 +1,3 @@
-"""kconform: conformance and fuzz testing for the Kafka protocol features that carry client telemetry."""
+"""kconform: conformance and fuzz testing of the Kafka protocol features that carry telemetry."""
 
 __version__ = "0.1.0"

@@ -61,8 +61,14 @@ _PAIRS: list[tuple[type[Message], type[Message]]] = [
     (ListConfigResourcesRequest, ListConfigResourcesResponse),
 ]
 
-REQUESTS: dict[int, type[Message]] = {req.api_key: req for req, _ in _PAIRS}
-RESPONSES: dict[int, type[Message]] = {resp.api_key: resp for _, resp in _PAIRS}
+
+def _api_key(cls: type[Message]) -> int:
+    assert cls.api_key is not None, cls.struct_name
+    return cls.api_key
+
+
+REQUESTS: dict[int, type[Message]] = {_api_key(req): req for req, _ in _PAIRS}
+RESPONSES: dict[int, type[Message]] = {_api_key(resp): resp for _, resp in _PAIRS}
 
 ALL_MESSAGES: tuple[type[Message], ...] = (
     RequestHeader,

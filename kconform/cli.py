@@ -1,0 +1,150 @@
+"""The `kconform` command.
+
+Exit codes: 0 success, 1 conformance failures, 2 harness errors or bad usage. Bad input gives one
+clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from kconform import __version__
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+
+MAIN_JOB_TARGETS = ("reference", "librdkafka_mock")
+
+
+class UsageError(Exception):
+    """Bad flags or input: reported as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"kconform: error: {message} (see `kconform --help`)\n")
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    print("kconform main job (no arguments: the embedded targets)")
+    print(f"  targets: {', '.join(MAIN_JOB_TARGETS)}")
+    print("  suites:  broker (KIP-511 apiversions, KIP-714 subscriptions/push/configs/security,")
+    print("           KIP-977), client certification for every installed driver")
+    print("  status:  the reference codec is in place (`kconform messages`, `kconform decode`);")
+    print("           targets and suites are not implemented yet, so no case runs.")
+    return EXIT_OK
+
+
+def _cmd_messages(args: argparse.Namespace) -> int:
+    from kconform.codecs.messages import ALL_MESSAGES
+
+    rows = [
+        {
+            "name": m.struct_name,
+            "api_key": m.api_key,
+            "kind": m.kind,
+            "versions": str(m.valid_versions),
+            "flexible": str(m.flexible_versions),
+        }
+        for m in ALL_MESSAGES
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for r in rows:
+        key = "-" if r["api_key"] is None else str(r["api_key"])
+        print(f"{key:>4}  {r['name']:<36} v{r['versions']:<6} flexible {r['flexible']}")
+    return EXIT_OK
+
+
+def _hex_bytes(text: str) -> bytes:
+    cleaned = "".join(text.split()).removeprefix("0x")
+    try:
+        return bytes.fromhex(cleaned)
+    except ValueError as exc:
+        raise UsageError(f"not a hex string: {exc}") from None
+
+
+def _strip_size_prefix(data: bytes) -> bytes:
+    if len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == len(data) - 4:
+        return data[4:]
+    return data
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    from kconform.codecs.framing import decode_request, decode_response
+    from kconform.codecs.wire import DecodeError
+
+    data = _strip_size_prefix(_hex_bytes(args.hex))
+    try:
+        if args.response:
+            if args.api_key is None or args.api_version is None:
+                raise UsageError("--response needs --api-key and --api-version")
+            header, body, version = decode_response(
+                data, args.api_key, args.api_version, strict=not args.lenient
+            )
+            print(f"correlation_id={header.correlation_id} {body.describe(version)}")
+            summary = body.to_dict(version)
+        else:
+            request = decode_request(data, strict=not args.lenient)
+            print(f"correlation_id={request.header.correlation_id} "
+                  f"client_id={request.header.client_id!r} {request.describe()}")  # fmt: skip
+            if request.body is None:
+                return EXIT_FAILURES
+            summary = request.body.to_dict(request.api_version)
+    except DecodeError as exc:
+        print(f"kconform: undecodable: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    if args.json:
+        print(json.dumps(summary, indent=2, default=_json_default))
+    return EXIT_OK
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    return str(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kconform", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"kconform {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="the main job: suites against the embedded targets")
+    run.set_defaults(func=_cmd_run)
+
+    messages = sub.add_parser("messages", help="the Kafka messages and versions the codec speaks")
+    messages.add_argument("--format", choices=("text", "json"), default="text")
+    messages.set_defaults(func=_cmd_messages)
+
+    decode = sub.add_parser("decode", help="decode one request or response frame given as hex")
+    decode.add_argument("hex", help="the frame, with or without its 4-byte size prefix")
+    decode.add_argument("--response", action="store_true", help="the frame is a response")
+    decode.add_argument("--api-key", type=int, help="for --response: the request's api key")
+    decode.add_argument("--api-version", type=int, help="for --response: the request's version")
+    decode.add_argument(
+        "--lenient", action="store_true", help="accept nulls in non-nullable fields"
+    )
+    decode.add_argument("--json", action="store_true", help="also print every field as JSON")
+    decode.set_defaults(func=_cmd_decode)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("kconform: interrupted", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
