@@ -98,10 +98,14 @@ def read_batches(
                     f"batch length {length} shorter than a v2 header", offset=pos + 8,
                     path=("Records",),
                 )  # fmt: skip
-            fields = _BATCH.unpack_from(buf, pos)
+            (_, _, epoch, _, crc, attributes, last_delta, base_ts, max_ts, producer_id,
+             producer_epoch, base_sequence, count) = _BATCH.unpack_from(buf, pos)  # fmt: skip
             batch_end = pos + _LOG_OVERHEAD + length
-            valid = crc32c.crc32c(buf[pos + _CRC_START : batch_end]) == fields[4]
-            yield RecordBatchHeader(*fields, valid)
+            yield RecordBatchHeader(
+                base_offset, length, epoch, magic, crc, attributes, last_delta, base_ts, max_ts,
+                producer_id, producer_epoch, base_sequence, count,
+                crc_valid=crc32c.crc32c(buf[pos + _CRC_START : batch_end]) == crc,
+            )  # fmt: skip
         else:
             _, _, _, legacy_magic, attributes = _LEGACY.unpack_from(buf, pos)
             yield LegacyEntry(
