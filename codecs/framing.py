@@ -85,7 +85,9 @@ class RequestFrame:
         if self.body is not None:
             return self.body.describe(self.api_version)
         reason = f": {self.body_error}" if self.body_error else ""
-        return f"api {self.api_key} v{self.api_version} (body not decoded{reason})"
+        known = REQUESTS.get(self.api_key)
+        name = known.struct_name if known else f"api {self.api_key}"
+        return f"{name} v{self.api_version} (body not decoded{reason})"
 
 
 def peek_request_api(payload: bytes | memoryview) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import crc32c
+
 from kconform.codecs.wire import DecodeError
 
 __all__ = [

@@ -25,6 +25,7 @@ from kconform.codecs.wire import ZERO_UUID, DecodeError, EncodeError, kafka_uuid
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
+
     from kconform.codecs.codegen import Compiled
 
 __all__ = ["Field", "Message", "Struct", "Versions", "message", "snake_case"]

@@ -11,6 +11,7 @@ import uuid
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
+
 from kconform.codecs.schema import Field, Struct
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
 
