@@ -1,3 +1,3 @@
-"""Loads the kconform pytest plugin for in-repo runs (installed runs get it from the entry point)."""
+"""Loads the kconform pytest plugin for in-repo runs (installs get it from the entry point)."""
 
 pytest_plugins = ["kconform.plugin"]
