@@ -11,6 +11,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 
 # quick: the `make test` budget; deep: `tox -e fuzz` and nightly runs.
@@ -32,6 +34,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"Default from ${HYPOTHESIS_PROFILE_ENV}, else quick.",
     )
 
+    group.addoption(
+        "--target",
+        default="",
+        help="broker target(s), comma separated: reference, reference:<mutant>, librdkafka_mock, "
+        "external (default: reference, or external when --bootstrap-server is given)",
+    )
+    group.addoption(
+        "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
+    )
+    group.addoption("--brokers", type=int, default=3, help="brokers per embedded target")
+
+
+def target_specs(config: pytest.Config) -> list[TargetSpec]:
+    """The targets this run is about, from --target/--bootstrap-server/--brokers."""
+    text = config.getoption("--target") or (
+        "" if config.getoption("--bootstrap-server") else "reference"
+    )
+    try:
+        return parse_targets(
+            text,
+            brokers=config.getoption("--brokers"),
+            bootstrap=config.getoption("--bootstrap-server"),
+        )
+    except UnknownTarget as exc:
+        raise pytest.UsageError(str(exc)) from None
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
@@ -39,3 +67,4 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "differential: compares kconform's codec with another implementation"
     )
     settings.load_profile(config.getoption("--kconform-profile"))
+    target_specs(config)  # a bad --target fails here, before any test runs

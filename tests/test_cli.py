@@ -56,3 +56,17 @@ def test_run_prints_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "reference" in out and "librdkafka_mock" in out
+
+
+def test_pytest_rejects_unknown_target(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "kconform.plugin", "--target", "nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown target 'nope'*"])
+
+
+def test_pytest_external_needs_bootstrap(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "kconform.plugin", "--target", "external")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*needs --bootstrap-server*"])
