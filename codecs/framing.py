@@ -130,13 +130,20 @@ def decode_request(payload: bytes | memoryview, *, strict: bool = True) -> Reque
 
 
 def decode_response(
-    payload: bytes | memoryview, api_key: int, api_version: int, *, strict: bool = True
+    payload: bytes | memoryview,
+    api_key: int,
+    api_version: int,
+    *,
+    strict: bool = True,
+    allow_trailing: bool = False,
 ) -> tuple[Message, Message, int]:
     """Decode a response payload; returns header, body and the version the body was read at.
 
     ApiVersions bodies are read at v0 when the requested version is one the codec does not know,
     or when reading at the requested version fails: a broker answers an unsupported ApiVersions
     version with a v0 body (KIP-511; Kafka's `ApiVersionsResponse.parse` does the same fallback).
+    Trailing bytes after the body are an error unless `allow_trailing` (Java clients ignore them,
+    so a proxy must too; a conformance check must not).
     """
     buf = payload if isinstance(payload, memoryview) else memoryview(payload)
     header, pos = ResponseHeader.decode_from(
@@ -148,19 +155,26 @@ def decode_response(
     if api_key == API_VERSIONS_KEY:
         if api_version in response.valid_versions:
             try:
-                return header, _decode_exact(response, buf, pos, api_version, strict), api_version
+                body = _decode_exact(response, buf, pos, api_version, strict, allow_trailing)
+                return header, body, api_version
             except DecodeError:
                 if api_version == 0:
                     raise
-        return header, _decode_exact(ApiVersionsResponse, buf, pos, 0, strict), 0
-    return header, _decode_exact(response, buf, pos, api_version, strict), api_version
+        return header, _decode_exact(ApiVersionsResponse, buf, pos, 0, strict, allow_trailing), 0
+    body = _decode_exact(response, buf, pos, api_version, strict, allow_trailing)
+    return header, body, api_version
 
 
 def _decode_exact(
-    cls: type[Message], buf: memoryview, pos: int, version: int, strict: bool
+    cls: type[Message],
+    buf: memoryview,
+    pos: int,
+    version: int,
+    strict: bool,
+    allow_trailing: bool = False,
 ) -> Message:
     body, end = cls.decode_from(buf, pos, len(buf), version, strict=strict)
-    if end != len(buf):
+    if end != len(buf) and not allow_trailing:
         raise DecodeError(f"{len(buf) - end} trailing bytes", offset=end, path=(cls.struct_name,))
     return body
 

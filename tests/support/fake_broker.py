@@ -28,6 +28,7 @@ class FakeBroker:
     peers: list[tuple[int, str, int]] = field(default_factory=list)  # filled after start
     received: list[RequestFrame] = field(default_factory=list)
     delays: dict[int, float] = field(default_factory=dict)  # api key -> seconds
+    trailing: dict[int, bytes] = field(default_factory=dict)  # api key -> bytes after the body
     server: asyncio.Server | None = None
     port: int = 0
 
@@ -52,7 +53,12 @@ class FakeBroker:
                         continue
                     await asyncio.sleep(self.delays.get(request.api_key, 0))
                     body, version = answer
-                    writer.write(encode_response(body, version, request.header.correlation_id))
+                    frame = encode_response(body, version, request.header.correlation_id)
+                    extra = self.trailing.get(request.api_key, b"")
+                    if extra:  # a sloppy broker (the librdkafka mock's Metadata v13 does this)
+                        size = int.from_bytes(frame[:4], "big") + len(extra)
+                        frame = size.to_bytes(4, "big") + frame[4:] + extra
+                    writer.write(frame)
                     await writer.drain()
         except (ConnectionError, asyncio.CancelledError):
             pass
