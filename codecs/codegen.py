@@ -245,6 +245,8 @@ def _emit_read(
     nullable = f.nullable(version)
     if f.is_array:
         src(ind, f"{var} = []")
+        start = src.tmp("p")  # "exceeds remaining" points at the length prefix, as for strings
+        src(ind, f"{start} = pos")
         if flex:
             src(ind, f"n, pos = read_uvarint(buf, pos, {end})")
             src(ind, "n -= 1")
@@ -257,7 +259,7 @@ def _emit_read(
         src(ind + 1, f"{var} = None")
         src(ind, f"elif n > {end} - pos:")
         src(ind + 1, f"raise DecodeError(f'array length {{n}} exceeds remaining {{{end} - pos}}',"
-                     " offset=pos)")  # fmt: skip
+                     f" offset={start})")  # fmt: skip
         src(ind, "else:")
         item, idx, app = src.tmp("e"), src.tmp("i"), src.tmp("a")
         src(ind + 1, f"{app} = {var}.append")

@@ -294,7 +294,8 @@ class Message(Struct):
 
     @classmethod
     def strategy(cls, version: int) -> SearchStrategy[Self]:
-        """Hypothesis strategy for well-formed instances at `version`, derived from the fields."""
+        """Hypothesis strategy for well-formed instances at `version`, derived from the fields
+        and built once per version (`struct_strategy` caches it)."""
         from kconform.codecs.strategies import struct_strategy
 
         return struct_strategy(cls, version)

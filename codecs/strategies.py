@@ -3,12 +3,14 @@
 Every field of every version is covered without hand-written generators: the same `Field`
 list that drives encoding says which values are legal (ranges, nullability, tagged fields).
 Imported lazily by `Message.strategy`, so the codec does not pay for Hypothesis at import.
+Each (struct class, version) strategy is built once: building and validating a nested strategy
+costs more than drawing from it, and the same declaration always gives the same strategy.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from hypothesis import strategies as st
 
@@ -28,6 +30,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 
 MAX_ARRAY = 4
 """Arrays stay short: the codec's per-element code is the same for element 2 and 2000."""
+
+_STRATEGIES: dict[tuple[type[Struct], int], st.SearchStrategy[Any]] = {}
 
 uuids: st.SearchStrategy[uuid.UUID] = st.one_of(
     st.sampled_from([ZERO_UUID, ONE_UUID]), st.uuids(allow_nil=True)
@@ -66,6 +70,13 @@ def field_strategy(cls: type[Struct], f: Field, version: int) -> st.SearchStrate
 
 def struct_strategy(cls: type[S], version: int) -> st.SearchStrategy[S]:
     """Instances of `cls` valid at `version`, including unknown tagged fields when flexible."""
+    cached = _STRATEGIES.get((cls, version))
+    if cached is None:
+        cached = _STRATEGIES[cls, version] = _build_struct_strategy(cls, version)
+    return cast("st.SearchStrategy[S]", cached)
+
+
+def _build_struct_strategy(cls: type[S], version: int) -> st.SearchStrategy[S]:
     kwargs = {
         f.attr: field_strategy(cls, f, version) for f in cls.schema_fields if f.present(version)
     }
