@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from kconform import __version__
+
+if TYPE_CHECKING:
+    from kconform.fixtures.targets.base import Subscription
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
@@ -57,6 +60,64 @@ def _cmd_messages(args: argparse.Namespace) -> int:
     for r in rows:
         key = "-" if r["api_key"] is None else str(r["api_key"])
         print(f"{key:>4}  {r['name']:<36} v{r['versions']:<6} flexible {r['flexible']}")
+    return EXIT_OK
+
+
+def _parse_subscription(text: str, index: int) -> Subscription:
+    """`metrics=a,b;interval.ms=500;match=client_id=x` (`;` between keys, as configs are lists)."""
+    from kconform.fixtures.targets.base import Subscription
+
+    fields: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        key, sep, value = part.partition("=")
+        if not sep or key not in ("metrics", "interval.ms", "match", "name"):
+            raise UsageError(
+                f"--subscription {text!r}: expected metrics=..;interval.ms=..;match=.."
+            )
+        fields[key] = value
+    try:
+        interval = int(fields["interval.ms"]) if "interval.ms" in fields else None
+    except ValueError:
+        raise UsageError(f"--subscription {text!r}: interval.ms is not an integer") from None
+    match = dict(m.split("=", 1) for m in fields.get("match", "").split(",") if "=" in m)
+    metrics = [m for m in fields.get("metrics", "").split(",") if m]
+    return Subscription(fields.get("name", f"kconform-{index}"), metrics, interval, match)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from kconform.fixtures.targets.base import TargetError
+    from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
+
+    try:
+        (spec,) = parse_targets(args.target, brokers=args.brokers)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError:
+        raise UsageError("serve takes exactly one target") from None
+    subscriptions = [_parse_subscription(t, i) for i, t in enumerate(args.subscription)]
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    target = create_target(spec)
+    try:
+        target.start()
+        for subscription in subscriptions:
+            target.set_subscription(subscription)
+        print(target.bootstrap, flush=True)
+        print(f"# {target.name}: {target.implementation} {target.version}", flush=True)
+        print(f"# capabilities: {', '.join(sorted(target.capabilities))}", flush=True)
+        print("# Ctrl-C or SIGTERM stops it", flush=True)
+        while not stop.wait(0.5):
+            target.check_alive()
+    except KeyboardInterrupt:
+        pass
+    except TargetError as exc:
+        print(f"kconform: target failed: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        target.stop()
     return EXIT_OK
 
 
@@ -116,6 +177,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="the main job: suites against the embedded targets")
     run.set_defaults(func=_cmd_run)
+
+    serve = sub.add_parser(
+        "serve", help="start a target and keep it running (bootstrap on stdout's first line)"
+    )
+    serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock")
+    serve.add_argument("--brokers", type=int, default=3)
+    serve.add_argument(
+        "--subscription", action="append", default=[],
+        help="a CLIENT_METRICS subscription: 'metrics=org.apache.kafka.;interval.ms=1000'",
+    )  # fmt: skip
+    serve.set_defaults(func=_cmd_serve)
 
     messages = sub.add_parser("messages", help="the Kafka messages and versions the codec speaks")
     messages.add_argument("--format", choices=("text", "json"), default="text")
