@@ -70,3 +70,27 @@ def test_pytest_external_needs_bootstrap(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "kconform.plugin", "--target", "external")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*needs --bootstrap-server*"])
+
+
+def test_serve_prints_bootstrap_first_and_stops_cleanly_on_sigterm() -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from confluent_kafka.admin import AdminClient
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.cli", "serve", "reference", "--brokers", "2",
+         "--subscription", "metrics=org.apache.kafka.;interval.ms=1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        bootstrap = process.stdout.readline().strip()
+        assert bootstrap.count("127.0.0.1:") == 2
+        brokers = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).brokers
+        assert sorted(brokers) == [1, 2]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    assert process.returncode == 0, stderr
