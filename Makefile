@@ -31,9 +31,10 @@ typecheck-only:
 	ln -s ../../../codecs $(TYPECHECK_TREE)/kconform/codecs
 	cd $(TYPECHECK_TREE) && $(abspath $(BIN))/mypy --strict -p kconform.codecs
 
-## bench: codec throughput as ratios against kafka-python, measured in the same run
+## bench: codec throughput vs kafka-python, target start/stop vs the bare mock (same-run ratios)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
+	$(BIN)/python benchmarks/targets.py
 
 setup: $(STAMP)
 

@@ -36,8 +36,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     print(f"  targets: {', '.join(MAIN_JOB_TARGETS)}")
     print("  suites:  broker (KIP-511 apiversions, KIP-714 subscriptions/push/configs/security,")
     print("           KIP-977), client certification for every installed driver")
-    print("  status:  the reference codec is in place (`kconform messages`, `kconform decode`);")
-    print("           targets and suites are not implemented yet, so no case runs.")
+    print("  status:  the codec and the targets are in place (`kconform messages`, `kconform")
+    print("           decode`, `kconform serve TARGET`); the suites are not implemented yet,")
+    print("           so no case runs.")
     return EXIT_OK
 
 
