@@ -116,6 +116,26 @@ def _default_const(src: _Source, cls: type[Struct], f: Field) -> str:
     return src.const(f.default_value(), "D")
 
 
+def _field_groups(cls: type[Struct], version: int) -> list[Field | tuple[Field, ...]]:
+    """The untagged fields of `version` in wire order, consecutive fixed-width ones grouped
+    (a tuple), so each group costs one `struct` call."""
+    groups: list[Field | tuple[Field, ...]] = []
+    run: list[Field] = []
+    for f in cls.schema_fields:
+        if not f.present(version) or f.tagged(version):
+            continue
+        if _is_fixed(f):
+            run.append(f)
+            continue
+        if run:
+            groups.append(tuple(run))
+            run = []
+        groups.append(f)
+    if run:
+        groups.append(tuple(run))
+    return groups
+
+
 def _is_fixed(f: Field) -> bool:
     return not f.is_array and f.type in _FIXED
 
@@ -172,14 +192,9 @@ def _gen_decode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
     src(1, "unk = {}")
     src(1, "try:")
     src(2, "pass")
-    regular = [f for f in cls.schema_fields if f.present(version) and not f.tagged(version)]
-    i = 0
-    while i < len(regular):
-        f = regular[i]
-        if _is_fixed(f):
-            run = [f]
-            while i + len(run) < len(regular) and _is_fixed(regular[i + len(run)]):
-                run.append(regular[i + len(run)])
+    for group in _field_groups(cls, version):
+        if isinstance(group, tuple):
+            run = group
             fmt = ">" + "".join(_FIXED[r.type][0] for r in run)
             size = sum(_FIXED[r.type][1] for r in run)
             sizes = tuple((r.name, _FIXED[r.type][1]) for r in run)
@@ -190,11 +205,9 @@ def _gen_decode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
             targets = ", ".join(f"v_{r.attr}" for r in run)
             src(2, f"{targets}, = {packer}.unpack_from(buf, pos)")
             src(2, f"pos += {size}")
-            i += len(run)
-            continue
-        src(2, f"fld = {f.name!r}")
-        _emit_read(src, cls, f, version, flexible, f"v_{f.attr}", 2, "end")
-        i += 1
+        else:
+            src(2, f"fld = {group.name!r}")
+            _emit_read(src, cls, group, version, flexible, f"v_{group.attr}", 2, "end")
     if flexible:
         _emit_read_tags(src, cls, version, flexible)
     src(1, "except DecodeError as exc:")
@@ -339,22 +352,14 @@ def _gen_encode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
             src(
                 4, f"raise EncodeError('non-default value for a field absent in version {version}')"
             )
-    regular = [f for f in cls.schema_fields if f.present(version) and not f.tagged(version)]
-    i = 0
-    while i < len(regular):
-        f = regular[i]
-        if _is_fixed(f):
-            run = [f]
-            while i + len(run) < len(regular) and _is_fixed(regular[i + len(run)]):
-                run.append(regular[i + len(run)])
-            packer = src.const(struct.Struct(">" + "".join(_FIXED[r.type][0] for r in run)), "P")
-            src(2, f"fld = {run[0].name!r}")
-            src(2, f"w({packer}.pack({', '.join(f'o.{r.attr}' for r in run)}))")
-            i += len(run)
-            continue
-        src(2, f"fld = {f.name!r}")
-        _emit_write(src, cls, f, version, flexible, f"o.{f.attr}", 2, "w")
-        i += 1
+    for group in _field_groups(cls, version):
+        if isinstance(group, tuple):
+            packer = src.const(struct.Struct(">" + "".join(_FIXED[r.type][0] for r in group)), "P")
+            src(2, f"fld = {group[0].name!r}")
+            src(2, f"w({packer}.pack({', '.join(f'o.{r.attr}' for r in group)}))")
+        else:
+            src(2, f"fld = {group.name!r}")
+            _emit_write(src, cls, group, version, flexible, f"o.{group.attr}", 2, "w")
     if flexible:
         _emit_write_tags(src, cls, version, flexible)
     src(1, "except (struct_error, OverflowError, TypeError, AttributeError, UnicodeError) as exc:")
