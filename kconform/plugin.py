@@ -1,19 +1,44 @@
-"""The kconform pytest plugin: options, markers and Hypothesis profiles, registered in one place.
+"""The kconform pytest plugin: options, markers, fixtures and the hooks that turn cases into verdicts.
 
 Loaded through the `pytest11` entry point when kconform is installed, and by the repository's
 conftest.py for in-repo runs; plain `pytest` and the `kconform` command therefore behave alike.
+Conformance cases (`@case`, `kconform.suites.model`) get a `check` and, for broker cases, a
+`target` parametrized over `--target`; after each case its verdict is computed, recorded in the
+results file (rewritten after every case, so nothing found is lost), and mapped to a pytest
+outcome: a run fails on fail/error verdicts, or with `--baseline` on any verdict that differs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import fnmatch
+import inspect
 import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+from kconform import __version__
+from kconform.fixtures.runtime import LoopThread
+from kconform.fixtures.targets.base import BrokerTarget, TargetError, TargetUnavailable
+from kconform.fixtures.targets.registry import (
+    TargetSpec,
+    UnknownTarget,
+    create_target,
+    parse_targets,
+)
+from kconform.reports.model import CaseResult, RunResults, load_baseline
+from kconform.suites.check import CaseAbort, Check, Inconclusive
+from kconform.suites.model import BAD_VERDICTS, CaseInfo, Level, Verdict, matches_level, verdict_for
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
+UNSUPPORTED_PREFIX = "unsupported: "
+MAX_LOG_ENTRIES = 200
+MAX_RAW_BYTES = 4096
 
 # quick: the `make test` budget; deep: `tox -e fuzz` and nightly runs.
 settings.register_profile(
@@ -22,6 +47,9 @@ settings.register_profile(
 settings.register_profile(
     "deep", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+
+_CHECK = pytest.StashKey[Check]()
+_STATE = pytest.StashKey["RunState"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,7 +61,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Hypothesis budget: quick (make test) or deep (tox -e fuzz). "
         f"Default from ${HYPOTHESIS_PROFILE_ENV}, else quick.",
     )
-
     group.addoption(
         "--target",
         default="",
@@ -44,6 +71,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
     )
     group.addoption("--brokers", type=int, default=3, help="brokers per embedded target")
+    group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
+    group.addoption(
+        "--baseline", action="append", default=[],
+        help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
+    )  # fmt: skip
+    group.addoption(
+        "--cases", default="", help="case ids to run: prefixes or wildcards, comma separated"
+    )
+    group.addoption("--level", default="all", choices=("must", "should", "all"))
+    group.addoption(
+        "--stop-target-on-fail", action="store_true",
+        help="after a target fails a MUST case, skip its remaining cases (mutation self-test)",
+    )  # fmt: skip
+    group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
 
 
 def target_specs(config: pytest.Config) -> list[TargetSpec]:
@@ -61,10 +102,326 @@ def target_specs(config: pytest.Config) -> list[TargetSpec]:
         raise pytest.UsageError(str(exc)) from None
 
 
+class RunState:
+    """What the plugin keeps for one session: targets, results, baselines."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results = RunResults(kconform_version=__version__, started=time.time())
+        path = config.getoption("--kconform-results")
+        self.results_path = Path(path) if path else None
+        self.baselines: dict[str, dict[str, str]] = {}
+        for baseline in config.getoption("--baseline"):
+            try:
+                verdicts = load_baseline(Path(baseline))
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            subject = _baseline_subject(Path(baseline))
+            self.baselines[subject] = verdicts
+        self.targets: dict[str, BrokerTarget] = {}
+        self.unavailable: dict[str, str] = {}
+        self.failed_must: set[str] = set()
+        self._runtime: LoopThread | None = None
+
+    @property
+    def runtime(self) -> LoopThread:
+        if self._runtime is None:
+            self._runtime = LoopThread("kconform-cases")
+        return self._runtime
+
+    def target(self, spec: TargetSpec) -> BrokerTarget:
+        if spec.label in self.unavailable:
+            pytest.skip(f"target {spec.label} unavailable: {self.unavailable[spec.label]}")
+        if spec.label not in self.targets:
+            target = create_target(spec)
+            try:
+                target.start()
+            except TargetUnavailable as exc:
+                self.unavailable[spec.label] = exc.reason
+                pytest.skip(f"target {spec.label} unavailable: {exc.reason}")
+            except TargetError as exc:
+                self.unavailable[spec.label] = f"failed to start: {exc}"
+                pytest.skip(f"target {spec.label} failed to start: {exc}")
+            self.targets[spec.label] = target
+            self.results.subjects.append(target.describe())
+        return self.targets[spec.label]
+
+    def record(self, result: CaseResult) -> None:
+        self.results.results.append(result)
+        self.flush()
+
+    def flush(self) -> None:
+        if self.results_path is not None:
+            self.results.write(self.results_path)
+
+    def close(self, interrupted: bool) -> None:
+        for target in self.targets.values():
+            target.stop()
+        if self._runtime is not None:
+            self._runtime.stop()
+        self.results.finished = time.time()
+        self.results.interrupted = interrupted
+        self.flush()
+
+
+def _baseline_subject(path: Path) -> str:
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return str(data.get("subject") or path.stem)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line(
         "markers", "differential: compares kconform's codec with another implementation"
     )
+    config.addinivalue_line("markers", "kconform_case(info): a conformance case (see @case)")
     settings.load_profile(config.getoption("--kconform-profile"))
     target_specs(config)  # a bad --target fails here, before any test runs
+    config.stash[_STATE] = RunState(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None:
+        state.close(interrupted=bool(getattr(config, "_kconform_interrupted", False)))
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """Ctrl-C: the results so far are written as an interrupted run (in unconfigure)."""
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        session.config._kconform_interrupted = True  # type: ignore[attr-defined]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "target" in metafunc.fixturenames:
+        specs = target_specs(metafunc.config)
+        metafunc.parametrize(
+            "target", specs, ids=[s.label for s in specs], indirect=True, scope="session"
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    patterns = [p.strip() for p in config.getoption("--cases").split(",") if p.strip()]
+    level = config.getoption("--level")
+    if not patterns and level == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        info = _info(item)
+        if info is None:
+            (drop if patterns else keep).append(item)
+            continue
+        wanted = not patterns or any(
+            fnmatch.fnmatch(info.id, p) or info.id.startswith(p.rstrip("*")) for p in patterns
+        )
+        (keep if wanted and matches_level(info, level) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _info(item: pytest.Item) -> CaseInfo | None:
+    marker = item.get_closest_marker("kconform_case")
+    return marker.args[0] if marker is not None else None
+
+
+@pytest.fixture(scope="session")
+def target(request: pytest.FixtureRequest) -> BrokerTarget:
+    """The broker target of this parametrization (started once per session)."""
+    state: RunState = request.config.stash[_STATE]
+    return state.target(request.param)
+
+
+@pytest.fixture(scope="session")
+def runtime(request: pytest.FixtureRequest) -> LoopThread:
+    """The event loop async cases run on."""
+    state: RunState = request.config.stash[_STATE]
+    return state.runtime
+
+
+@pytest.fixture
+def check(request: pytest.FixtureRequest, runtime: LoopThread) -> Iterator[Check]:
+    info = _info(request.node)
+    if info is None:
+        raise pytest.UsageError(f"{request.node.nodeid} uses `check` but is not an @case")
+    target: BrokerTarget | None = None
+    if "target" in request.fixturenames:
+        target = request.getfixturevalue("target")
+        state: RunState = request.config.stash[_STATE]
+        if request.config.getoption("--stop-target-on-fail") and target.name in state.failed_must:
+            pytest.skip(f"{target.name} already failed a MUST case (--stop-target-on-fail)")
+        missing = sorted(info.requires - target.capabilities)
+        if missing:
+            pytest.skip(f"{UNSUPPORTED_PREFIX}{target.name} lacks {', '.join(missing)}")
+    recorder = Check(info, target)
+    request.node.stash[_CHECK] = recorder
+    yield recorder
+    for cleanup in reversed(recorder.cleanups):
+        try:
+            outcome = cleanup()
+            if inspect.isawaitable(outcome):
+                runtime.run(_awaited(outcome), timeout=30)
+        except Exception as exc:  # a failed cleanup is evidence, not a crash
+            recorder.note(f"cleanup failed: {type(exc).__name__}: {exc}")
+    runtime.run(recorder.close(), timeout=30)
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run `async def` cases on the session's loop, bounded by --case-timeout."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    state: RunState = pyfuncitem.config.stash[_STATE]
+    names = pyfuncitem._fixtureinfo.argnames
+    coroutine = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names})
+    timeout = pyfuncitem.config.getoption("--case-timeout")
+    try:
+        state.runtime.run(coroutine, timeout=timeout)
+    except TimeoutError:
+        raise Inconclusive(f"case did not finish within {timeout:.0f}s") from None
+    return True
+
+
+HARNESS_ERRORS: tuple[type[BaseException], ...] = (
+    Inconclusive, TargetError, ConnectionError, TimeoutError, asyncio.TimeoutError,
+)  # fmt: skip
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    info = _info(item)
+    if info is None:
+        return report
+    if report.when == "setup" and report.skipped:
+        _finish(item, info, report, _skip_verdict(report), _skip_message(report))
+    elif report.when == "call":
+        verdict, message = _call_verdict(item, info, call)
+        _finish(item, info, report, verdict, message)
+    return report
+
+
+def _skip_verdict(report: pytest.TestReport) -> Verdict:
+    return Verdict.UNSUPPORTED if UNSUPPORTED_PREFIX in _skip_message(report) else Verdict.SKIPPED
+
+
+def _skip_message(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def _call_verdict(
+    item: pytest.Item, info: CaseInfo, call: pytest.CallInfo[None]
+) -> tuple[Verdict, str]:
+    from kconform.codecs.wire import DecodeError
+
+    check = item.stash.get(_CHECK, None)
+    excinfo = call.excinfo
+    if excinfo is None:
+        return verdict_for(info.level, violated=bool(check and check.violated)), ""
+    error = excinfo.value
+    if isinstance(error, CaseAbort | AssertionError):
+        return verdict_for(info.level, violated=True), str(error)
+    if isinstance(error, pytest.skip.Exception):
+        return Verdict.SKIPPED, str(error)
+    if isinstance(error, (*HARNESS_ERRORS, DecodeError)):
+        return Verdict.ERROR, f"{type(error).__name__}: {error}"
+    return Verdict.ERROR, f"harness error: {type(error).__name__}: {error}"
+
+
+def _finish(
+    item: pytest.Item, info: CaseInfo, report: pytest.TestReport, verdict: Verdict, message: str
+) -> None:
+    state: RunState = item.config.stash[_STATE]
+    check = item.stash.get(_CHECK, None)
+    target = check.target if check else _param_target(item, state)
+    subject = target.name if target is not None else _param_label(item)
+    if check is not None and check.notes:
+        message = "; ".join(filter(None, [message, *check.notes]))
+    baseline = state.baselines.get(subject, {}).get(info.id)
+    result = CaseResult(
+        case_id=info.id, title=info.title, spec_ref=info.spec_ref, level=str(info.level),
+        kip=info.kip, subject=subject, subject_kind=info.kind,
+        implementation=target.implementation if target else "",
+        version=target.version if target else "",
+        verdict=str(verdict), message=message,
+        expectations=list(check.expectations) if check else [],
+        wire_log=_evidence(check), started=check.started if check else time.time(),
+        duration=report.duration, baseline=baseline, nodeid=item.nodeid,
+    )  # fmt: skip
+    state.record(result)
+    if verdict is Verdict.FAIL and info.level is Level.MUST:
+        state.failed_must.add(subject)
+    _set_outcome(report, result)
+
+
+def _param_target(item: pytest.Item, state: RunState) -> BrokerTarget | None:
+    spec = getattr(item, "callspec", None)
+    label = spec.params.get("target").label if spec and "target" in spec.params else None
+    return state.targets.get(label) if label else None
+
+
+def _param_label(item: pytest.Item) -> str:
+    spec = getattr(item, "callspec", None)
+    if spec and "target" in spec.params:
+        return str(spec.params["target"].label)
+    return "harness"
+
+
+def _evidence(check: Check | None) -> list[dict[str, Any]]:
+    if check is None:
+        return []
+    entries = check.wire_log.entries()[-MAX_LOG_ENTRIES:]
+    out = []
+    for entry in entries:
+        data = entry.to_dict()
+        data["raw"] = data["raw"][: 2 * MAX_RAW_BYTES]
+        out.append(data)
+    return out
+
+
+def _set_outcome(report: pytest.TestReport, result: CaseResult) -> None:
+    """Pass/fail as CI should see it: baseline differences, or fail/error without a baseline."""
+    verdict = Verdict(result.verdict)
+    if result.baseline is not None:
+        bad = result.verdict != result.baseline
+        why = f"verdict {result.verdict}, baseline says {result.baseline}"
+    else:
+        bad = verdict in BAD_VERDICTS
+        why = f"verdict {result.verdict}"
+    if bad:
+        report.outcome = "failed"
+        report.longrepr = format_failure(result, why)
+    elif report.when == "call" and report.failed:
+        report.outcome = "passed"  # an expected violation (baseline, non-strict, informational)
+        report.longrepr = None
+    report.user_properties.append(("kconform_verdict", result.verdict))
+
+
+def format_failure(result: CaseResult, why: str) -> str:
+    """Expected vs observed and the wire exchange, as the terminal shows a failed case."""
+    lines = [
+        f"{result.case_id} [{result.level}] on {result.subject}: {why}",
+        f"  {result.title}",
+        f"  spec: {result.spec_ref}",
+    ]
+    if result.message:
+        lines.append(f"  {result.message}")
+    for e in result.expectations:
+        mark = "ok " if e.ok else "BAD"
+        lines.append(f"  {mark} {e.what}: expected {e.expected!r}, observed {e.observed!r}")
+    if result.wire_log:
+        lines.append("  wire log:")
+        for entry in result.wire_log[-30:]:
+            note = f"  [{entry['note']}]" if entry.get("note") else ""
+            lines.append(f"    {entry['direction']:<15} {entry['summary'][:160]}{note}")
+    return "\n".join(lines)

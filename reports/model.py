@@ -1,0 +1,145 @@
+"""The result model: what one run found, as plain data, and its JSON form (the source of truth).
+
+Every report (HTML, JUnit, summaries) is rendered from `RunResults`; the JSON file validates
+against `reports/schema/results.schema.json`. Writing is atomic and happens after every case,
+so a crash or Ctrl-C never loses what was already found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).parent / "schema" / "results.schema.json"
+
+VERDICTS = ("pass", "fail", "non-strict", "informational", "unsupported", "skipped", "error")
+LEVELS = ("MUST", "SHOULD", "INFO")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One thing a case checked: what the spec says, what the target did."""
+
+    what: str
+    expected: Any
+    observed: Any
+    ok: bool
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    title: str
+    spec_ref: str
+    level: str  # MUST, SHOULD, INFO
+    kip: str
+    subject: str  # target or client label, e.g. "reference", "librdkafka_mock"
+    subject_kind: str  # "broker" or "client"
+    implementation: str
+    version: str
+    verdict: str
+    message: str = ""
+    expectations: list[Expectation] = field(default_factory=list)
+    wire_log: list[dict[str, Any]] = field(default_factory=list)
+    started: float = 0.0  # unix time
+    duration: float = 0.0  # seconds
+    baseline: str | None = None  # the verdict the baseline expected, when one was given
+    nodeid: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.case_id, self.subject
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        data = dict(data)
+        data["expectations"] = [Expectation(**e) for e in data.get("expectations", [])]
+        return cls(**data)
+
+
+@dataclass
+class RunResults:
+    kconform_version: str
+    started: float
+    finished: float | None = None
+    subjects: list[dict[str, Any]] = field(default_factory=list)  # targets/clients described
+    results: list[CaseResult] = field(default_factory=list)
+    interrupted: bool = False
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResults:
+        data = dict(data)
+        data["results"] = [CaseResult.from_dict(r) for r in data.get("results", [])]
+        return cls(**data)
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(VERDICTS, 0)
+        for result in self.results:
+            counts[result.verdict] = counts.get(result.verdict, 0) + 1
+        return counts
+
+    def write(self, path: Path) -> None:
+        """Atomically replace `path` with this run as JSON."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".results-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(self.to_dict(), out, indent=1, default=_json_default)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def read(cls, path: Path) -> RunResults:
+        """Read a results file; ValueError with the path and reason if it is not one."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable results file ({exc})") from None
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"{path}: not a kconform results file (schema_version)")
+        try:
+            return cls.from_dict(data)
+        except TypeError as exc:
+            raise ValueError(f"{path}: malformed results file ({exc})") from None
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+def load_baseline(path: Path) -> dict[str, str]:
+    """A verdict baseline: {case_id: verdict}. ValueError naming the file if it is malformed."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"baseline {path}: unreadable ({exc})") from None
+    verdicts = data.get("verdicts") if isinstance(data, dict) else None
+    if not isinstance(verdicts, dict) or not all(
+        isinstance(k, str) and v in VERDICTS for k, v in verdicts.items()
+    ):
+        raise ValueError(f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}")
+    return dict(verdicts)
+
+
+def write_baseline(path: Path, subject: str, results: list[CaseResult]) -> None:
+    """Record the verdicts of `subject` as its baseline (sorted, one line per case)."""
+    verdicts = {r.case_id: r.verdict for r in sorted(results, key=lambda r: r.case_id)
+                if r.subject == subject}  # fmt: skip
+    body = {"subject": subject, "verdicts": verdicts}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body, indent=1, sort_keys=False) + "\n", encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Broker conformance suites: what a broker implementer or operator runs."""

@@ -1,0 +1,92 @@
+"""What the broker suites share: telemetry requests, subscriptions scoped to one case, payloads.
+
+Cases share a target, so each case isolates itself: its subscriptions match only its own
+client id (`match=client_id=<unique>`), its client instance ids are its own, and its
+subscriptions are deleted when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from kconform.codecs.messages import (
+    GetTelemetrySubscriptionsRequest,
+    PushTelemetryRequest,
+)
+from kconform.codecs.otlp import build_metrics_data, counter, gauge
+from kconform.codecs.schema import Message
+from kconform.codecs.wire import ZERO_UUID
+from kconform.fixtures.connection import KafkaConnection
+from kconform.fixtures.targets.base import Capability, Subscription
+from kconform.suites.check import Check
+
+SHORT_INTERVAL_MS = 200
+"""Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
+
+
+def payload(name_prefix: str = "org.apache.kafka.producer.", points: int = 3) -> bytes:
+    """A valid OTLP MetricsData a Java-like producer would push."""
+    now = time.time_ns()
+    return build_metrics_data([
+        *(gauge(f"{name_prefix}record.queue.time.avg", 1.5 + i, time_unix_nano=now)
+          for i in range(points - 1)),
+        counter(f"{name_prefix}connection.creation.total", 3, delta=True, time_unix_nano=now,
+                start_time_unix_nano=now - 1_000_000_000),
+    ])  # fmt: skip
+
+
+async def subscribe(
+    check: Check,
+    *,
+    metrics: tuple[str, ...] = ("org.apache.kafka.",),
+    interval_ms: int = SHORT_INTERVAL_MS,
+    client_id: str | None = None,
+) -> str:
+    """Create a subscription matching only `client_id` (default: a fresh one); returns the id."""
+    target = check.target
+    assert target is not None
+    client_id = client_id or check.unique("client")
+    name = check.unique("sub")
+    subscription = Subscription(name, metrics, interval_ms, {"client_id": client_id})
+    await asyncio.to_thread(target.set_subscription, subscription)
+    check.defer(lambda: target.delete_subscription(name))
+    return client_id
+
+
+async def get(conn: KafkaConnection, instance_id: uuid.UUID = ZERO_UUID) -> Message:
+    return (
+        await conn.request(GetTelemetrySubscriptionsRequest(client_instance_id=instance_id), 0)
+    ).body
+
+
+async def push(
+    conn: KafkaConnection,
+    instance_id: uuid.UUID,
+    subscription_id: int,
+    *,
+    metrics: bytes | None = None,
+    terminating: bool = False,
+    compression_type: int = 0,
+    strict: bool = True,
+) -> Message:
+    body = PushTelemetryRequest(
+        client_instance_id=instance_id, subscription_id=subscription_id, terminating=terminating,
+        compression_type=compression_type, metrics=payload() if metrics is None else metrics,
+    )  # fmt: skip
+    return (await conn.request(body, 0, strict=strict)).body
+
+
+async def subscribed_session(
+    check: Check, *, interval_ms: int = SHORT_INTERVAL_MS, broker: int = 0
+) -> tuple[KafkaConnection, Message]:
+    """A connection whose client id has a subscription, and its first successful Get."""
+    client_id = await subscribe(check, interval_ms=interval_ms)
+    conn = await check.connect(broker, client_id=client_id)
+    response = await get(conn)
+    check.require("first Get ErrorCode", 0, response.error_code)
+    return conn, response
+
+
+TELEMETRY_ADMIN = (Capability.TELEMETRY, Capability.CLIENT_METRICS_ADMIN)

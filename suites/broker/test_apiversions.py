@@ -1,0 +1,216 @@
+"""KIP-511 on the broker: ApiVersions v0-v4, client software validation, the v0 fallback.
+
+Spec: KIP-511 "Proposed Changes" (validation, the UNSUPPORTED_VERSION fallback), SPEC.md §B.1,
+§B.2, §B.4 and ruling 9 (the KIP's pattern vs Apache's stricter one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconform.codecs.errors import ErrorCode
+from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
+from kconform.fixtures.connection import KafkaConnection, UndecodableResponse
+from kconform.fixtures.targets.base import BrokerTarget, Capability
+from kconform.suites.check import Check
+from kconform.suites.model import Level, case
+
+VALIDATION = "KIP-511 Proposed Changes (validation: INVALID_REQUEST); SPEC B.1"
+FALLBACK = "KIP-511 Proposed Changes, step 1 (fall back to v0, UNSUPPORTED_VERSION); SPEC B.2"
+API_VERSIONS = 18
+
+
+async def api_versions(
+    check: Check, version: int, name: str = "kconform", software_version: str = "1.0"
+) -> tuple[KafkaConnection, Any]:
+    conn = await check.connect()
+    body = ApiVersionsRequest(client_software_name=name, client_software_version=software_version)
+    response = await conn.request(body, version)
+    return conn, response
+
+
+@case(
+    "kip511.apiversions.all_versions_decode",
+    title="ApiVersions v0-v4 responses decode at the requested version and list consistent ranges",
+    spec="KIP-511 ApiVersionsRequest/Response v3 schema; Kafka ApiVersions{Request,Response}.json",
+    level=Level.MUST,
+)
+async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
+    for version in range(5):
+        try:
+            _, response = await api_versions(check, version)
+        except UndecodableResponse as exc:
+            check.expect(
+                f"v{version} response decodes", "a v{version} body", f"undecodable: {exc}", False
+            )
+            continue
+        body = response.body
+        check.expect(f"v{version} body read at v{version}", version, response.version)
+        check.expect(f"v{version} ErrorCode", 0, body.error_code)
+        bad = [k.api_key for k in body.api_keys if not 0 <= k.min_version <= k.max_version]
+        check.expect(f"v{version} every range has 0 <= min <= max", [], bad)
+        keys = [k.api_key for k in body.api_keys]
+        check.expect(f"v{version} lists each api key once", len(set(keys)), len(keys))
+        check.expect(f"v{version} lists ApiVersions (18)", True, API_VERSIONS in keys)
+
+
+@case(
+    "kip511.apiversions.valid_software_accepted",
+    title="A v3 request with a valid ClientSoftwareName/Version is accepted",
+    spec=VALIDATION,
+    level=Level.MUST,
+)
+async def test_valid_software_accepted(target: BrokerTarget, check: Check) -> None:
+    _, response = await api_versions(check, 3, "kconform-suite", "1.2.3-rc.4")
+    check.expect("ErrorCode", 0, response.body.error_code)
+    check.expect("ApiKeys listed", True, len(response.body.api_keys) > 0)
+
+
+INVALID_SOFTWARE = {
+    # variant: (name, version) -- each outside the KIP's pattern ([\.\-_a-zA-Z0-9])+
+    "empty_name": ("", "1.0"),
+    "empty_version": ("kconform", ""),
+    "space": ("kconform client", "1.0"),
+    "non_ascii": ("kçonform", "1.0"),
+    "slash": ("kconform/python", "1.0"),
+    "version_with_plus": ("kconform", "1.0+local"),
+}
+
+
+def _invalid_case(variant: str, name: str, version: str) -> Any:
+    @case(
+        f"kip511.apiversions.invalid.{variant}",
+        title=f"Invalid client software ({variant}) is answered INVALID_REQUEST, connection kept",
+        spec=f"{VALIDATION}; the client, not the broker, closes (KIP-511 'the client ... close')",
+        level=Level.MUST,
+    )
+    async def test(target: BrokerTarget, check: Check) -> None:
+        conn, response = await api_versions(check, 3, name, version)
+        check.expect("ErrorCode", int(ErrorCode.INVALID_REQUEST), response.body.error_code)
+        check.expect("response read at the request's version (3)", 3, response.version)
+        follow_up = await conn.request(ApiVersionsRequest(), 0)
+        check.expect(
+            "the same connection still answers ApiVersions v0", 0, follow_up.body.error_code
+        )
+
+    test.__name__ = f"test_invalid_{variant}"
+    return test
+
+
+for _variant, (_name, _version) in INVALID_SOFTWARE.items():
+    globals()[f"test_invalid_{_variant}"] = _invalid_case(_variant, _name, _version)
+
+
+@case(
+    "kip511.apiversions.invalid.too_long",
+    title="A 1 KiB software name outside the pattern (trailing '.') is rejected",
+    spec=VALIDATION,
+    level=Level.MUST,
+)
+async def test_long_invalid_name(target: BrokerTarget, check: Check) -> None:
+    _, response = await api_versions(check, 3, "a" * 1023 + " ", "1.0")
+    check.expect("ErrorCode", int(ErrorCode.INVALID_REQUEST), response.body.error_code)
+
+
+@case(
+    "kip511.apiversions.kip_pattern_only",
+    title="Names inside the KIP's pattern but outside Apache's (underscore, leading '-', '.')",
+    spec="SPEC ruling 9: KIP ([\\.\\-_a-zA-Z0-9])+ vs Apache [a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?",
+    level=Level.INFO,
+)
+async def test_kip_pattern_only(target: BrokerTarget, check: Check) -> None:
+    for name in ("kafka_python", "-leading-dash", "trailing.", ".x"):
+        _, response = await api_versions(check, 3, name, "1.0")
+        check.observe(f"ErrorCode for {name!r}", int(response.body.error_code))
+
+
+@case(
+    "kip511.apiversions.unsupported_version.fallback",
+    title="An unsupported ApiVersions version gets a v0 body with UNSUPPORTED_VERSION",
+    spec=FALLBACK,
+    level=Level.MUST,
+)
+async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) -> None:
+    conn = await check.connect()
+    for version in (5, 127, 32767):
+        header = RequestHeader(
+            request_api_key=API_VERSIONS, request_api_version=version, correlation_id=9000 + version,
+            client_id="kconform",
+        )  # fmt: skip
+        # an unknown high version is framed with header v2 (open-ended flexible range, SPEC B.2)
+        payload = header.encode(2) + ApiVersionsRequest(
+            client_software_name="kconform", client_software_version="1.0"
+        ).encode(4)
+        try:
+            response = await conn.request_raw(payload, expect=(API_VERSIONS, version))
+        except UndecodableResponse as exc:
+            check.expect(
+                f"v{version}: a v0 body", "decodable v0 body", f"undecodable: {exc}", False
+            )
+            continue
+        assert response is not None
+        body = response.body
+        check.expect(f"v{version}: body read as v0", 0, response.version)
+        check.expect(f"v{version}: ErrorCode", int(ErrorCode.UNSUPPORTED_VERSION), body.error_code)
+        ranges = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
+        check.expect(f"v{version}: ApiKeys holds ApiVersions' range", True, API_VERSIONS in ranges)
+        check.expect(f"v{version}: ApiKeys holds only ApiVersions", [API_VERSIONS], sorted(ranges))
+        if API_VERSIONS in ranges:
+            low, high = ranges[API_VERSIONS]
+            check.expect(
+                f"v{version}: advertised max below the version asked", True, high < version
+            )
+
+
+@case(
+    "kip511.apiversions.fallback_range_usable",
+    title="The ApiVersions range advertised in the fallback is one the broker answers",
+    spec="KIP-511 Proposed Changes, step 2 (the client retries at the advertised version)",
+    level=Level.MUST,
+)
+async def test_fallback_range_usable(target: BrokerTarget, check: Check) -> None:
+    conn = await check.connect()
+    header = RequestHeader(request_api_key=API_VERSIONS, request_api_version=99, correlation_id=1)
+    response = await conn.request_raw(header.encode(2), expect=(API_VERSIONS, 99))
+    assert response is not None
+    entry = next((k for k in response.body.api_keys if k.api_key == API_VERSIONS), None)
+    check.require("fallback lists ApiVersions", True, entry is not None)
+    assert entry is not None
+    retry = await conn.request(
+        ApiVersionsRequest(client_software_name="kconform", client_software_version="1.0"),
+        entry.max_version,
+    )
+    check.expect(f"retry at advertised max v{entry.max_version}", 0, retry.body.error_code)
+
+
+@case(
+    "kip714.apiversions.telemetry_advertised",
+    title="A broker with telemetry enabled advertises GetTelemetrySubscriptions and PushTelemetry",
+    spec="KIP-714 Client API; SPEC B.4 (advertised iff a ClientTelemetry receiver is configured)",
+    level=Level.MUST,
+    requires=[Capability.TELEMETRY],
+)
+async def test_telemetry_advertised(target: BrokerTarget, check: Check) -> None:
+    _, response = await api_versions(check, 0)
+    ranges = {k.api_key: (k.min_version, k.max_version) for k in response.body.api_keys}
+    check.expect("GetTelemetrySubscriptions (71) advertised", True, 71 in ranges)
+    check.expect("PushTelemetry (72) advertised", True, 72 in ranges)
+    check.expect("71 covers v0", True, 71 in ranges and ranges[71][0] == 0)
+    check.expect("72 covers v0", True, 72 in ranges and ranges[72][0] == 0)
+
+
+@case(
+    "kip511.apiversions.response_header_v0",
+    title="ApiVersions v3 responses use response header v0 (no tag buffer)",
+    spec="KIP-511 (ApiVersionsResponse keeps header v0); SPEC A.3",
+    level=Level.MUST,
+)
+async def test_response_header_v0(target: BrokerTarget, check: Check) -> None:
+    _, response = await api_versions(check, 3)
+    # after the correlation id comes the int16 ErrorCode directly; a v1 header would put a
+    # tag-count byte first and the body would not decode (the connection checks both)
+    check.expect("v3 response decodes with header v0", 0, response.body.error_code)
+    check.expect("raw bytes 4-6 are the ErrorCode", 0, int.from_bytes(response.raw[4:6], "big"))
+    check.expect(
+        "decoded as ApiVersionsResponse", True, isinstance(response.body, ApiVersionsResponse)
+    )

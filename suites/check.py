@@ -1,0 +1,118 @@
+"""`Check`: what one case observed, in the words a failure report needs.
+
+A case calls `check.expect(what, expected, observed)` for each rule it verifies (soft: the case
+goes on), `check.require(...)` where going on makes no sense (stops the case), `check.observe`
+for INFO records. Connections opened through `check.connect()` log every frame to the case's
+own wire log, which is the evidence shown next to expected vs observed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Callable, Collection
+from typing import Any
+
+from kconform.fixtures.connection import KafkaConnection
+from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.wirelog import WireLog
+from kconform.reports.model import Expectation
+from kconform.suites.model import CaseInfo
+
+_unique = itertools.count(1)
+
+
+class CaseAbort(Exception):
+    """A required expectation failed; the rest of the case cannot run meaningfully."""
+
+
+class Inconclusive(Exception):
+    """The harness could not decide (the target did something the case cannot judge)."""
+
+
+class Check:
+    def __init__(self, info: CaseInfo, target: BrokerTarget | None) -> None:
+        self.info = info
+        self.target = target
+        self.wire_log = WireLog()
+        self.expectations: list[Expectation] = []
+        self.notes: list[str] = []
+        self.connections: list[KafkaConnection] = []
+        self.cleanups: list[Callable[[], Any]] = []
+        self.started = time.time()
+        self._tag = f"{info.id.split('.')[-1][:20]}-{uuid.uuid4().hex[:6]}-{next(_unique)}"
+
+    # --- expectations ---------------------------------------------------------------------
+
+    def expect(self, what: str, expected: Any, observed: Any, ok: bool | None = None) -> bool:
+        """Record one expectation; `ok` defaults to observed == expected."""
+        passed = bool(observed == expected) if ok is None else bool(ok)
+        self.expectations.append(Expectation(what, _plain(expected), _plain(observed), passed))
+        return passed
+
+    def expect_in(self, what: str, allowed: Collection[Any], observed: Any) -> bool:
+        return self.expect(
+            what, f"one of {sorted(map(str, allowed))}", observed, observed in allowed
+        )
+
+    def require(self, what: str, expected: Any, observed: Any, ok: bool | None = None) -> None:
+        if not self.expect(what, expected, observed, ok):
+            raise CaseAbort(f"{what}: expected {expected!r}, observed {observed!r}")
+
+    def observe(self, what: str, observed: Any) -> None:
+        """An INFO record: what the target chose where the KIP leaves a choice."""
+        self.expectations.append(Expectation(what, "(recorded)", _plain(observed), True))
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    @property
+    def violated(self) -> bool:
+        return any(not e.ok for e in self.expectations)
+
+    # --- helpers cases share ----------------------------------------------------------------
+
+    def unique(self, prefix: str = "kc") -> str:
+        """A name no other case uses (subscription names, client ids, topics)."""
+        return f"{prefix}-{self._tag}"
+
+    async def connect(
+        self, broker: int = 0, *, client_id: str | None = None, timeout: float = 5.0
+    ) -> KafkaConnection:
+        """A new connection to the target's `broker`-th broker, logged to this case."""
+        if self.target is None:
+            raise Inconclusive("this case has no broker target")
+        brokers = list(self.target.brokers)
+        address = brokers[broker % len(brokers)]
+        label = f"case{len(self.connections) + 1}->broker {address.node_id}"
+        connection = await KafkaConnection.open(
+            address.host, address.port, client_id=client_id or self.unique("client"),
+            wire_log=self.wire_log, timeout=timeout, label=label,
+        )  # fmt: skip
+        self.connections.append(connection)
+        return connection
+
+    def defer(self, cleanup: Callable[[], Any]) -> None:
+        """Run `cleanup` after the case (e.g. delete the subscription it created)."""
+        self.cleanups.append(cleanup)
+
+    async def close(self) -> None:
+        for connection in self.connections:
+            await connection.close()
+        self.connections.clear()
+
+
+def _plain(value: Any) -> Any:
+    """JSON-friendly values for reports (enums by name, bytes as hex, uuids as text)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
