@@ -1,4 +1,4 @@
-"""The kconform pytest plugin: options, markers, fixtures and the hooks that turn cases into verdicts.
+"""The kconform pytest plugin: options, markers, fixtures, and the hooks that make verdicts.
 
 Loaded through the `pytest11` entry point when kconform is installed, and by the repository's
 conftest.py for in-repo runs; plain `pytest` and the `kconform` command therefore behave alike.
