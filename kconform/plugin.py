@@ -356,7 +356,8 @@ def _finish(
         verdict=str(verdict), message=message,
         expectations=list(check.expectations) if check else [],
         wire_log=_evidence(check), started=check.started if check else time.time(),
-        duration=report.duration, baseline=baseline, nodeid=item.nodeid,
+        duration=report.duration, waited=check.waited if check else 0.0, baseline=baseline,
+        nodeid=item.nodeid,
     )  # fmt: skip
     state.record(result)
     if verdict is Verdict.FAIL and info.level is Level.MUST:

@@ -48,6 +48,7 @@ class CaseResult:
     wire_log: list[dict[str, Any]] = field(default_factory=list)
     started: float = 0.0  # unix time
     duration: float = 0.0  # seconds
+    waited: float = 0.0  # of which slept on purpose because the protocol forces it
     baseline: str | None = None  # the verdict the baseline expected, when one was given
     nodeid: str = ""
 

@@ -8,6 +8,7 @@ own wire log, which is the evidence shown next to expected vs observed.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
@@ -41,6 +42,7 @@ class Check:
         self.connections: list[KafkaConnection] = []
         self.cleanups: list[Callable[[], Any]] = []
         self.started = time.time()
+        self.waited = 0.0  # seconds slept on purpose (protocol intervals), for the benchmark
         self._tag = f"{info.id.split('.')[-1][:20]}-{uuid.uuid4().hex[:6]}-{next(_unique)}"
 
     # --- expectations ---------------------------------------------------------------------
@@ -92,6 +94,11 @@ class Check:
         )  # fmt: skip
         self.connections.append(connection)
         return connection
+
+    async def wait(self, seconds: float) -> None:
+        """Sleep because the protocol forces it (a push interval); accounted in `waited`."""
+        await asyncio.sleep(seconds)
+        self.waited += seconds
 
     def defer(self, cleanup: Callable[[], Any]) -> None:
         """Run `cleanup` after the case (e.g. delete the subscription it created)."""
