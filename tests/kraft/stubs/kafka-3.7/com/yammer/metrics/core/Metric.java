@@ -1,0 +1,7 @@
+// Compile-only stub (no behaviour): Yammer metrics-core 2.2.0, the version Kafka ships, read
+// from dropwizard/metrics metrics-core/src/main/java/com/yammer/metrics/core/Metric.java.
+package com.yammer.metrics.core;
+
+public interface Metric {
+    <T> void processWith(MetricProcessor<T> processor, MetricName name, T context) throws Exception;
+}

@@ -1,0 +1,9 @@
+// Compile-only stub (no behaviour): the shape of Apache Kafka's public API, read from
+// clients/src/main/java/org/apache/kafka/server/telemetry/ClientTelemetryReceiver.java (3.7.0-4.1).
+package org.apache.kafka.server.telemetry;
+
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+
+public interface ClientTelemetryReceiver {
+    void exportMetrics(AuthorizableRequestContext context, ClientTelemetryPayload payload);
+}

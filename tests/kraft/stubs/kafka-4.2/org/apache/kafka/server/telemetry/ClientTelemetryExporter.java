@@ -1,0 +1,7 @@
+// Compile-only stub (no behaviour): the shape of Apache Kafka's public API, read from
+// clients/src/main/java/org/apache/kafka/server/telemetry/ClientTelemetryExporter.java (4.2+).
+package org.apache.kafka.server.telemetry;
+
+public interface ClientTelemetryExporter {
+    void exportMetrics(ClientTelemetryContext context, ClientTelemetryPayload payload);
+}
