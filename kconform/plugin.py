@@ -65,12 +65,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--target",
         default="",
         help="broker target(s), comma separated: reference, reference:<mutant>, librdkafka_mock, "
-        "external (default: reference, or external when --bootstrap-server is given)",
+        "external, kraft[:<version>] (default: reference, or external with --bootstrap-server)",
     )
     group.addoption(
         "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
     )
     group.addoption("--brokers", type=int, default=3, help="brokers per embedded target")
+    group.addoption(
+        "--client", default="",
+        help="client driver(s) for client cases, comma separated (default: every installed driver)",
+    )  # fmt: skip
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(
         "--baseline", action="append", default=[],
@@ -198,6 +202,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "client" in metafunc.fixturenames:
+        from kconform.fixtures.clients.registry import parse_clients
+
+        try:
+            clients = parse_clients(metafunc.config.getoption("--client"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        metafunc.parametrize("client", clients, ids=[c.label for c in clients], indirect=True,
+                             scope="session")  # fmt: skip
     if "target" in metafunc.fixturenames:
         specs = target_specs(metafunc.config)
         metafunc.parametrize(
@@ -238,6 +251,31 @@ def target(request: pytest.FixtureRequest) -> BrokerTarget:
 
 
 @pytest.fixture(scope="session")
+def client(request: pytest.FixtureRequest) -> Any:
+    """The client driver under test of this parametrization (see fixtures/clients)."""
+    from kconform.fixtures.clients.registry import create_driver
+
+    driver = create_driver(request.param)
+    reason = driver.unavailable_reason()
+    if reason:
+        pytest.skip(f"client {request.param.label} unavailable: {reason}")
+    state: RunState = request.config.stash[_STATE]
+    description = driver.describe()
+    if description not in state.results.subjects:
+        state.results.subjects.append(description)
+    return driver
+
+
+@pytest.fixture(scope="session")
+def client_target(request: pytest.FixtureRequest) -> BrokerTarget:
+    """The reference target client cases run against: its proxy records and injects."""
+    from kconform.fixtures.targets.registry import TargetSpec
+
+    state: RunState = request.config.stash[_STATE]
+    return state.target(TargetSpec("reference", brokers=request.config.getoption("--brokers")))
+
+
+@pytest.fixture(scope="session")
 def runtime(request: pytest.FixtureRequest) -> LoopThread:
     """The event loop async cases run on."""
     state: RunState = request.config.stash[_STATE]
@@ -258,7 +296,15 @@ def check(request: pytest.FixtureRequest, runtime: LoopThread) -> Iterator[Check
         missing = sorted(info.requires - target.capabilities)
         if missing:
             pytest.skip(f"{UNSUPPORTED_PREFIX}{target.name} lacks {', '.join(missing)}")
+    if "client" in request.fixturenames:
+        driver = request.getfixturevalue("client")
+        target = request.getfixturevalue("client_target")
+        missing = sorted(info.requires - driver.capabilities)
+        if missing:
+            pytest.skip(f"{UNSUPPORTED_PREFIX}{driver.name} lacks {', '.join(missing)}")
     recorder = Check(info, target)
+    if "client" in request.fixturenames:
+        recorder.subject = request.getfixturevalue("client")
     request.node.stash[_CHECK] = recorder
     yield recorder
     for cleanup in reversed(recorder.cleanups):
@@ -343,7 +389,9 @@ def _finish(
 ) -> None:
     state: RunState = item.config.stash[_STATE]
     check = item.stash.get(_CHECK, None)
-    target = check.target if check else _param_target(item, state)
+    target: Any = check.target if check else _param_target(item, state)
+    if check is not None and check.subject is not None:
+        target = check.subject  # client cases: the client is what is judged
     subject = target.name if target is not None else _param_label(item)
     if check is not None and check.notes:
         message = "; ".join(filter(None, [message, *check.notes]))
@@ -373,8 +421,9 @@ def _param_target(item: pytest.Item, state: RunState) -> BrokerTarget | None:
 
 def _param_label(item: pytest.Item) -> str:
     spec = getattr(item, "callspec", None)
-    if spec and "target" in spec.params:
-        return str(spec.params["target"].label)
+    for name in ("client", "target"):
+        if spec and name in spec.params:
+            return str(spec.params[name].label)
     return "harness"
 
 

@@ -43,6 +43,7 @@ class Check:
         self.cleanups: list[Callable[[], Any]] = []
         self.started = time.time()
         self.waited = 0.0  # seconds slept on purpose (protocol intervals), for the benchmark
+        self.subject: Any = None  # client cases: the driver being judged (target is the broker)
         self._tag = f"{info.id.split('.')[-1][:20]}-{uuid.uuid4().hex[:6]}-{next(_unique)}"
 
     # --- expectations ---------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Committed verdict baselines for targets that are known not to conform (`<target>.json`)."""
