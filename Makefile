@@ -5,14 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test lint typecheck typecheck-only bench setup clean
+.PHONY: run test lint typecheck typecheck-only bench setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
 	$(BIN)/kconform run
 
 ## test: set up .venv and run the whole test suite
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over codecs/
@@ -35,6 +35,12 @@ typecheck-only:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
 	$(BIN)/python benchmarks/targets.py
+
+## chromium: headless browser for the HTML report test (Debian package; needs root)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "chromium could not be installed: the browser test will be skipped"
 
 setup: $(STAMP)
 

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from kconform import __version__
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
-
-MAIN_JOB_TARGETS = ("reference", "librdkafka_mock")
 
 
 class UsageError(Exception):
@@ -32,13 +31,109 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    print("kconform main job (no arguments: the embedded targets)")
-    print(f"  targets: {', '.join(MAIN_JOB_TARGETS)}")
-    print("  suites:  broker (KIP-511 apiversions, KIP-714 subscriptions/push/configs/security,")
-    print("           KIP-977), client certification for every installed driver")
-    print("  status:  the codec and the targets are in place (`kconform messages`, `kconform")
-    print("           decode`, `kconform serve TARGET`); the suites are not implemented yet,")
-    print("           so no case runs.")
+    from kconform.runner import RunOptions, run
+
+    targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
+    _check_targets(targets, args.brokers, args.bootstrap_server)
+    baselines = [_readable(Path(b), "baseline") for b in args.baseline]
+    options = RunOptions(
+        targets=targets, bootstrap_server=args.bootstrap_server, brokers=args.brokers,
+        cases=args.cases or "", level=args.level, baselines=baselines,
+        use_default_baselines=not args.no_default_baselines, out=args.out,
+        junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
+    )  # fmt: skip
+    return run(options)
+
+
+def _check_targets(targets: str, brokers: int, bootstrap: str | None) -> None:
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+
+    try:
+        parse_targets(targets, brokers=brokers, bootstrap=bootstrap)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _readable(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise UsageError(f"{what} file {path} does not exist")
+    from kconform.reports.model import load_baseline
+
+    if what == "baseline":
+        try:
+            load_baseline(path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return path
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from kconform.runner import case_catalogue
+
+    cases = case_catalogue()
+    if args.format == "json":
+        print(json.dumps(cases, indent=1))
+        return EXIT_OK
+    for c in cases:
+        print(f"{c['id']:<58} {c['level']:<6} {c['title']}")
+        print(f"{'':<58} {'':<6} spec: {c['spec']}")
+    print(f"{len(cases)} cases")
+    return EXIT_OK
+
+
+def _cmd_targets(args: argparse.Namespace) -> int:
+    from kconform.fixtures.targets.availability import availability
+
+    for name, available, detail in availability():
+        print(f"{name:<18} {'available' if available else 'unavailable':<12} {detail}")
+    return EXIT_OK
+
+
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    from kconform.reports.model import RunResults, write_baseline
+
+    source = args.results / "results.json" if args.results.is_dir() else args.results
+    try:
+        results = RunResults.read(source)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    subjects = sorted({r.subject for r in results.results})
+    if args.subject not in subjects:
+        raise UsageError(
+            f"no results for {args.subject!r} in {source} (has: {', '.join(subjects)})"
+        )
+    if results.interrupted:
+        raise UsageError(f"{source} is an interrupted run; a baseline needs a complete one")
+    write_baseline(args.out, args.subject, results.results)
+    count = sum(1 for r in results.results if r.subject == args.subject)
+    print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from kconform.reports.model import RunResults
+    from kconform.runner import output_dir, render_summary, write_reports
+
+    runs = []
+    for directory in args.dirs:
+        path = directory / "results.json" if directory.is_dir() else directory
+        try:
+            runs.append(RunResults.read(path))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    merged = runs[0]
+    for other in runs[1:]:
+        merged.subjects += [s for s in other.subjects if s not in merged.subjects]
+        merged.results += other.results
+        merged.started = min(merged.started, other.started)
+        merged.finished = max(filter(None, (merged.finished, other.finished)), default=None)
+        merged.interrupted = merged.interrupted or other.interrupted
+    out = args.out or output_dir(None)
+    out.mkdir(parents=True, exist_ok=True)
+    merged.write(out / "results.json")
+    write_reports(merged, out)
+    print(render_summary(merged))
+    print(f"report:  {out / 'index.html'}")
     return EXIT_OK
 
 
@@ -177,7 +272,43 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="the main job: suites against the embedded targets")
+    run.add_argument("--target", default="", help="default: reference,librdkafka_mock")
+    run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    run.add_argument("--brokers", type=int, default=3)
+    run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
+    run.add_argument("--level", choices=("must", "should", "all"), default="all")
+    run.add_argument("--baseline", action="append", default=[], help="verdict baseline JSON")
+    run.add_argument("--no-default-baselines", action="store_true",
+                     help="ignore the committed baselines/<target>.json")  # fmt: skip
+    run.add_argument(
+        "--out", type=Path, default=None, help="report folder (default reports/out/<time>)"
+    )
+    run.add_argument("--junit", type=Path, default=None, help="also write JUnit XML here")
+    run.add_argument("--json", type=Path, default=None, help="write the results JSON here")
+    run.add_argument("-k", default=None, help="pytest -k expression")
+    run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
+    run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
     run.set_defaults(func=_cmd_run)
+
+    listing = sub.add_parser("list", help="every case id with level, spec reference and title")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.set_defaults(func=_cmd_list)
+
+    targets = sub.add_parser("targets", help="the targets available here, and why others are not")
+    targets.set_defaults(func=_cmd_targets)
+
+    baseline = sub.add_parser("baseline", help="record a subject's verdicts as its baseline")
+    baseline.add_argument("results", type=Path, help="a result folder or results.json")
+    baseline.add_argument("--subject", required=True, help="e.g. librdkafka_mock")
+    baseline.add_argument(
+        "--out", type=Path, required=True, help="e.g. baselines/librdkafka_mock.json"
+    )
+    baseline.set_defaults(func=_cmd_baseline)
+
+    report = sub.add_parser("report", help="re-render or merge result folders")
+    report.add_argument("dirs", nargs="+", type=Path, help="result folders or results.json files")
+    report.add_argument("--out", type=Path, default=None)
+    report.set_defaults(func=_cmd_report)
 
     serve = sub.add_parser(
         "serve", help="start a target and keep it running (bootstrap on stdout's first line)"

@@ -33,7 +33,7 @@ from kconform.fixtures.targets.registry import (
 )
 from kconform.reports.model import CaseResult, RunResults, load_baseline
 from kconform.suites.check import CaseAbort, Check, Inconclusive
-from kconform.suites.model import BAD_VERDICTS, CaseInfo, Level, Verdict, matches_level, verdict_for
+from kconform.suites.model import CaseInfo, Level, Verdict, matches_level, verdict_for
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 UNSUPPORTED_PREFIX = "unsupported: "
@@ -441,16 +441,11 @@ def _evidence(check: Check | None) -> list[dict[str, Any]]:
 
 def _set_outcome(report: pytest.TestReport, result: CaseResult) -> None:
     """Pass/fail as CI should see it: baseline differences, or fail/error without a baseline."""
-    verdict = Verdict(result.verdict)
-    if result.baseline is not None:
-        bad = result.verdict != result.baseline
-        why = f"verdict {result.verdict}, baseline says {result.baseline}"
-    else:
-        bad = verdict in BAD_VERDICTS
-        why = f"verdict {result.verdict}"
-    if bad:
+    from kconform.reports.common import fails_run, failure_reason
+
+    if fails_run(result):
         report.outcome = "failed"
-        report.longrepr = format_failure(result, why)
+        report.longrepr = format_failure(result, failure_reason(result))
     elif report.when == "call" and report.failed:
         report.outcome = "passed"  # an expected violation (baseline, non-strict, informational)
         report.longrepr = None

@@ -1,0 +1,199 @@
+"""The main job: run the suites through pytest in-process, then write the reports.
+
+`kconform run` and plain `pytest` share everything (the plugin computes verdicts and writes the
+results JSON); this module only chooses the arguments, shows progress, and turns the results
+into reports and an exit code: 0 everything as expected (or matching baselines), 1 conformance
+failures, 2 harness errors, bad usage, or an interrupted run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kconform.baselines
+import kconform.suites
+from kconform.reports.model import RunResults
+
+EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
+SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
+BASELINES_DIR = Path(kconform.baselines.__file__).resolve().parent
+DEFAULT_OUT = Path("reports") / "out"
+
+
+@dataclass
+class RunOptions:
+    targets: str = "reference,librdkafka_mock"
+    bootstrap_server: str | None = None
+    brokers: int = 3
+    cases: str = ""
+    level: str = "all"
+    baselines: list[Path] = field(default_factory=list)
+    use_default_baselines: bool = True
+    out: Path | None = None
+    junit: Path | None = None
+    json: Path | None = None
+    keyword: str | None = None
+    exitfirst: bool = False
+    verbose: bool = False
+    suites: list[str] = field(default_factory=lambda: ["broker"])
+
+
+class Progress:
+    """A pytest plugin printing one line per case: counter, case, subject, verdict."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.total = 0
+        self.done = 0
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+        print(f"kconform: {self.total} case runs collected", flush=True)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and report.skipped):
+            self.done += 1
+            verdict = dict(report.user_properties).get("kconform_verdict", report.outcome)
+            flag = "!" if report.failed else " "
+            line = (
+                f"[{self.done:>4}/{self.total}]{flag}{verdict:<13} {report.nodeid.split('::')[-1]}"
+            )
+            print(line, flush=True)
+            if report.failed and self.verbose and report.longrepr is not None:
+                print(str(report.longrepr), flush=True)
+
+
+def default_baselines(targets: str) -> list[Path]:
+    """Committed baselines (`baselines/<target>.json`) for the targets being run."""
+    names = [t.strip() for t in targets.split(",") if t.strip()]
+    return [BASELINES_DIR / f"{n}.json" for n in names if (BASELINES_DIR / f"{n}.json").is_file()]
+
+
+def output_dir(base: Path | None) -> Path:
+    root = base or DEFAULT_OUT
+    out = root / time.strftime("%Y%m%d-%H%M%S")
+    suffix = 1
+    while out.exists():
+        out = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{suffix}"
+        suffix += 1
+    out.mkdir(parents=True)
+    return out
+
+
+def _update_latest(out: Path) -> None:
+    latest = out.parent / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(out.name, target_is_directory=True)
+    except OSError:
+        pass  # a filesystem without symlinks keeps the dated folder only
+
+
+def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
+    paths = [str(SUITES_DIR / suite) for suite in options.suites]
+    args = [
+        *paths, "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--import-mode=importlib",
+        "-p", "no:cacheprovider", "-p", "no:terminal", "--kconform-results", str(results_path),
+        "--target", options.targets, "--brokers", str(options.brokers), "--level", options.level,
+    ]  # fmt: skip
+    if options.bootstrap_server:
+        args += ["--bootstrap-server", options.bootstrap_server]
+    if options.cases:
+        args += ["--cases", options.cases]
+    baselines = list(options.baselines)
+    if options.use_default_baselines:
+        baselines += [b for b in default_baselines(options.targets) if b not in baselines]
+    for baseline in baselines:
+        args += ["--baseline", str(baseline)]
+    if options.keyword:
+        args += ["-k", options.keyword]
+    if options.exitfirst:
+        args.append("-x")
+    return args
+
+
+def run(options: RunOptions) -> int:
+    """Run the suites, write the reports; returns the exit code."""
+    out = options.out or output_dir(None)  # --out is exactly the report folder
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = options.json or (out / "results.json")
+    started = time.time()
+    code = pytest.main(pytest_args(options, results_path), plugins=[Progress(options.verbose)])
+    if not results_path.exists():
+        print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
+        return EXIT_ERRORS
+    results = RunResults.read(results_path)
+    write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+    if options.out is None:
+        _update_latest(out)
+    print(render_summary(results))
+    print(f"results: {results_path}")
+    print(f"report:  {out / 'index.html'}  ({time.time() - started:.1f} s)")
+    return exit_code(results, int(code))
+
+
+def write_reports(
+    results: RunResults, out: Path, *, junit: Path | None = None, previous: RunResults | None = None
+) -> None:
+    from kconform.reports.html import write_html
+    from kconform.reports.junit import write_junit
+
+    write_junit(results, junit or (out / "junit.xml"))
+    write_html(results, out, previous=previous)
+
+
+def _previous_run(out: Path) -> RunResults | None:
+    """The run `latest` pointed at before this one, for the "changed since" view."""
+    latest = out.parent / "latest" / "results.json"
+    try:
+        if latest.resolve().parent != out.resolve():
+            return RunResults.read(latest)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def render_summary(results: RunResults) -> str:
+    from kconform.reports.summary import summary_table
+
+    return str(summary_table(results))
+
+
+def exit_code(results: RunResults, pytest_code: int) -> int:
+    """2 for harness trouble (errors not expected by a baseline, interruption, usage), 1 for
+    conformance failures, 0 when every verdict is as it should be."""
+    if results.interrupted or pytest_code in (
+        pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
+    ):  # fmt: skip
+        return EXIT_ERRORS
+    from kconform.reports.common import fails_run
+
+    unexpected = [r for r in results.results if fails_run(r)]
+    if any(r.verdict == "error" for r in unexpected):
+        return EXIT_ERRORS
+    return EXIT_FAILURES if unexpected else EXIT_OK
+
+
+def case_catalogue() -> list[dict[str, Any]]:
+    """Every case the installed suites declare (imports the suite modules)."""
+    import importlib
+    import pkgutil
+
+    from kconform.suites.model import CASES
+
+    for info in pkgutil.walk_packages([str(SUITES_DIR)], "kconform.suites."):
+        if info.name.rsplit(".", 1)[-1].startswith("test_"):
+            importlib.import_module(info.name)
+    return [
+        {"id": c.id, "level": str(c.level), "kind": c.kind, "kip": c.kip, "spec": c.spec_ref,
+         "title": c.title, "requires": sorted(c.requires)}
+        for c in sorted(CASES.values(), key=lambda c: c.id)
+    ]  # fmt: skip

@@ -1,0 +1,204 @@
+"""What every report writer agrees on: which results fail a run, subject order, KIP groups.
+
+The rule that decides CI lives here once, mirroring the plugin's `_set_outcome`: with a baseline
+a result fails the run when its verdict differs from the baseline; without one, on fail/error.
+JUnit, HTML and the terminal summary must never disagree about whether a run passed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kconform.reports.model import VERDICTS, CaseResult, RunResults
+
+BAD_VERDICTS = frozenset({"fail", "error"})
+"""Verdicts that fail a run when no baseline says they are expected (as suites.model says)."""
+
+SKIP_VERDICTS = frozenset({"unsupported", "skipped"})
+
+VERDICT_SHORT = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "non-strict": "non-strict",
+    "informational": "info",
+    "unsupported": "unsupp.",
+    "skipped": "skip",
+    "error": "ERROR",
+}
+
+VERDICT_MEANING = {
+    "pass": "the subject did what the spec requires",
+    "fail": "a MUST rule was violated",
+    "non-strict": "a SHOULD rule was not followed (allowed, but noted)",
+    "informational": "recorded what the subject chose where the KIP leaves a choice",
+    "unsupported": "the subject lacks a capability the case needs",
+    "skipped": "the case did not run (e.g. the target was unavailable)",
+    "error": "the harness could not decide (undecodable reply, timeout, crash)",
+}
+
+VERDICT_LEGEND = {
+    "pass": "meets the spec",
+    "fail": "MUST violated",
+    "non-strict": "SHOULD not followed",
+    "informational": "choice recorded",
+    "unsupported": "capability missing",
+    "skipped": "did not run",
+    "error": "harness could not decide",
+}
+
+LEVEL_MEANING = {
+    "MUST": "a violation is a fail and fails the run",
+    "SHOULD": "a violation is non-strict: reported, never fails the run",
+    "INFO": "no right answer: the observed behaviour is recorded (informational)",
+}
+
+
+def fails_run(result: CaseResult) -> bool:
+    """Whether this result makes CI fail (baseline difference, or fail/error without one)."""
+    if result.baseline is not None:
+        return result.verdict != result.baseline
+    return result.verdict in BAD_VERDICTS
+
+
+def failure_reason(result: CaseResult) -> str:
+    """One line saying why a result fails the run, as the plugin words it."""
+    if result.baseline is not None:
+        return f"verdict {result.verdict}, baseline says {result.baseline}"
+    return f"verdict {result.verdict}"
+
+
+def run_passes(results: RunResults) -> bool:
+    """Would CI pass? Interrupted runs never pass: what did not run was not checked."""
+    return not results.interrupted and not any(fails_run(r) for r in results.results)
+
+
+@dataclass
+class Subject:
+    """A target or client as the reports show it: self-description plus its verdict counts."""
+
+    name: str
+    kind: str = "broker"
+    implementation: str = ""
+    version: str = ""
+    capabilities: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    failing: list[CaseResult] = field(default_factory=list)
+    time: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def subjects(results: RunResults) -> list[Subject]:
+    """Subjects in run order, brokers before clients; results for undescribed subjects count too."""
+    by_name: dict[str, Subject] = {}
+    for described in results.subjects:
+        name = str(described.get("name", ""))
+        by_name.setdefault(name, _subject_from(described))
+    for result in results.results:
+        subject = by_name.get(result.subject)
+        if subject is None:
+            subject = by_name[result.subject] = Subject(
+                result.subject, result.subject_kind, result.implementation, result.version
+            )
+        subject.kind = result.subject_kind or subject.kind
+        subject.implementation = subject.implementation or result.implementation
+        subject.version = subject.version or result.version
+        subject.counts[result.verdict] = subject.counts.get(result.verdict, 0) + 1
+        subject.time += result.duration
+        if fails_run(result):
+            subject.failing.append(result)
+    ordered = list(by_name.values())
+    return sorted(ordered, key=lambda s: 0 if s.kind == "broker" else 1)  # stable within a kind
+
+
+def _subject_from(described: dict[str, Any]) -> Subject:
+    caps = described.get("capabilities") or []
+    return Subject(
+        name=str(described.get("name", "")),
+        kind=str(described.get("kind", "broker")),
+        implementation=str(described.get("implementation", "")),
+        version=str(described.get("version", "")),
+        capabilities=sorted(str(c) for c in caps),
+    )
+
+
+def kip_of(result: CaseResult) -> str:
+    """The group a case belongs to: its KIP, else the first part of its id (fuzz, volumes...)."""
+    return result.kip or result.case_id.split(".", 1)[0]
+
+
+def kip_sort_key(kip: str) -> tuple[int, int, str]:
+    """KIPs by number first (KIP-511 < KIP-714 < KIP-977), then other groups by name."""
+    match = re.fullmatch(r"(?i)kip-?(\d+)", kip)
+    return (0, int(match.group(1)), "") if match else (1, 0, kip.lower())
+
+
+def case_groups(results: Iterable[CaseResult]) -> dict[str, dict[str, dict[str, CaseResult]]]:
+    """{kip: {case_id: {subject: result}}}, KIPs and cases sorted; the last result of a key wins."""
+    groups: dict[str, dict[str, dict[str, CaseResult]]] = {}
+    for result in results:
+        groups.setdefault(kip_of(result), {}).setdefault(result.case_id, {})[result.subject] = (
+            result
+        )
+    return {kip: dict(sorted(groups[kip].items())) for kip in sorted(groups, key=kip_sort_key)}
+
+
+@dataclass(frozen=True)
+class Change:
+    """A verdict that moved: since the previous run, or away from the baseline."""
+
+    case_id: str
+    subject: str
+    old: str | None  # None: the case is new
+    new: str | None  # None: the case did not run this time
+    against: str  # "previous run" or "baseline"
+
+
+def changes(
+    results: RunResults,
+    previous: RunResults | None = None,
+    baseline: dict[str, dict[str, str]] | None = None,
+) -> list[Change]:
+    """Verdict changes against the previous run and the baseline (given or recorded per case)."""
+    found: list[Change] = []
+    current = {r.key: r for r in results.results}
+    if previous is not None:
+        before = {r.key: r for r in previous.results}
+        for key, result in current.items():
+            old = before.get(key)
+            if old is None or old.verdict != result.verdict:
+                found.append(
+                    Change(*key, old.verdict if old else None, result.verdict, "previous run")
+                )
+        if not results.interrupted:  # a partial run did not drop the cases it never reached
+            found += [
+                Change(*key, old.verdict, None, "previous run")
+                for key, old in before.items()
+                if key not in current
+            ]
+    for key, result in current.items():
+        expected = result.baseline
+        if baseline is not None and result.case_id in baseline.get(result.subject, {}):
+            expected = baseline[result.subject][result.case_id]
+        if expected is not None and expected != result.verdict:
+            found.append(Change(*key, expected, result.verdict, "baseline"))
+    return sorted(found, key=lambda c: (c.against, c.case_id, c.subject))
+
+
+def slug(text: str) -> str:
+    """A file-name and URL-fragment safe form of an id (case ids already are; subjects have ':')."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.")
+    return cleaned or "_"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: object) -> str:
+    """Text safe for XML 1.0 and HTML: control characters shown as \\xNN, never dropped."""
+    return _XML_BAD.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))

@@ -1,0 +1,316 @@
+"""The static HTML report: a matrix of cases and subjects and a page of evidence per case.
+
+Modelled on Autobahn|Testsuite's report: one compact matrix with a coloured cell per case and
+implementation, so a reader sees at once where implementations disagree, then clicks a cell for
+expected-vs-observed and the decoded wire log. The directory is self-contained (inline CSS and
+JS, no network reference), so a CI artifact opens as it is. The index never embeds wire logs:
+it stays small with thousands of cases.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kconform.reports.common import (
+    LEVEL_MEANING,
+    VERDICT_LEGEND,
+    VERDICT_MEANING,
+    VERDICT_SHORT,
+    Change,
+    Subject,
+    case_groups,
+    changes,
+    fails_run,
+    run_passes,
+    slug,
+    subjects,
+)
+from kconform.reports.html_case import case_file, render_case, subject_anchor
+from kconform.reports.html_style import FILTER_JS, chip, esc, level_badge, page
+from kconform.reports.model import VERDICTS, CaseResult, RunResults
+
+CHANGES_OPEN_UP_TO = 40  # a longer list starts collapsed so the matrix stays near the top
+
+
+def write_html(
+    results: RunResults,
+    out_dir: Path,
+    *,
+    previous: RunResults | None = None,
+    baseline: dict[str, dict[str, str]] | None = None,
+) -> Path:
+    """Write `index.html` and `cases/*.html` under `out_dir`; return the index's path.
+
+    `previous` is an earlier run to diff verdicts against; `baseline` is {subject: {case_id:
+    verdict}} (as baseline files say), on top of the baseline recorded in each result.
+    """
+    out_dir = Path(out_dir)
+    cases_dir = out_dir / "cases"
+    cases_dir.mkdir(parents=True, exist_ok=True)
+    baseline = baseline or {}
+    columns = subjects(results)
+    order = [s.name for s in columns]
+    groups = case_groups(results.results)
+    moved = changes(results, previous, baseline)
+    before = {(c.case_id, c.subject): c.old for c in moved if c.against == "previous run"}
+    previous_verdicts = {k: v for k, v in before.items() if v is not None}
+    written = set()
+    for cases in groups.values():
+        for case_id, by_subject in cases.items():
+            name = case_file(case_id)
+            written.add(Path(name).name)
+            html_text = render_case(case_id, by_subject, order, previous_verdicts, baseline)
+            _write(out_dir / name, html_text)
+    for stale in cases_dir.glob("*.html"):  # pages of cases this run no longer has
+        if stale.name not in written:
+            stale.unlink()
+    index = out_dir / "index.html"
+    comparable = previous is not None or bool(baseline)
+    _write(index, render_index(results, columns, groups, moved, comparable))
+    return index
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def render_index(
+    results: RunResults,
+    columns: list[Subject],
+    groups: dict[str, dict[str, dict[str, CaseResult]]],
+    moved: list[Change],
+    comparable: bool,
+) -> str:
+    """The index page: summary, changes, legend, filters and the matrix (no wire logs)."""
+    body = [
+        "<h1>kconform conformance report</h1>",
+        _banner(results),
+        _run_summary(results),
+        _subjects_table(columns),
+        _changes(moved, comparable or any(r.baseline is not None for r in results.results)),
+        _matrix(columns, groups, {(c.case_id, c.subject) for c in moved}),
+    ]
+    return page("kconform report", "\n".join(b for b in body if b), script=FILTER_JS)
+
+
+def _banner(results: RunResults) -> str:
+    if results.interrupted:
+        return (
+            '<div class="banner warn" id="interrupted">⚠ This run was interrupted: the results '
+            "are partial. Cases that had not run yet are missing from the matrix.</div>"
+        )
+    if results.finished is None:
+        return (
+            '<div class="banner warn" id="unfinished">⚠ This run has not finished (or stopped '
+            "without saying so): the results are partial.</div>"
+        )
+    return ""
+
+
+def _when(unix: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(unix)) if unix else "—"
+
+
+def _run_summary(results: RunResults) -> str:
+    ok = run_passes(results)
+    failing = sum(fails_run(r) for r in results.results)
+    if ok:
+        why = "no result fails the run"
+    elif failing:
+        why = f"{failing} result{'s' * (failing != 1)} fail the run"
+    else:
+        why = "the run did not complete"
+    status = "CI would PASS" if ok else "CI would FAIL"
+    duration = f"{results.finished - results.started:.1f} s" if results.finished else "—"
+    cases = len({r.case_id for r in results.results})
+    return (
+        '<div class="runmeta">'
+        f'<span class="status {"ok" if ok else "bad"}" id="ci-status">{status}</span>'
+        f"<span>{esc(why)}</span>"
+        f"<span><b>started</b> {esc(_when(results.started))}</span>"
+        f"<span><b>finished</b> {esc(_when(results.finished))}</span>"
+        f"<span><b>duration</b> {esc(duration)}</span>"
+        f"<span><b>kconform</b> {esc(results.kconform_version)}</span>"
+        f"<span><b>{cases}</b> cases, <b>{len(results.results)}</b> results</span>"
+        "</div>"
+    )
+
+
+def _subjects_table(columns: list[Subject]) -> str:
+    if not columns:
+        return '<p class="muted" id="empty">No case ran: there is nothing to show.</p>'
+    head = "".join(f'<th title="{esc(VERDICT_MEANING[v])}">{chip(v)}</th>' for v in VERDICTS)
+    rows = []
+    for s in columns:
+        caps = "".join(f'<span class="cap">{esc(c)}</span>' for c in s.capabilities)
+        counts = "".join(
+            f'<td class="n{" z" if not s.counts.get(v) else ""}">{s.counts.get(v, 0)}</td>'
+            for v in VERDICTS
+        )
+        ci = chip("fail", "FAIL") if s.failing else chip("pass", "ok")
+        rows.append(
+            f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
+            f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
+            f'</span><div class="caps">{caps}</div></div></td>'
+            f'{counts}<td class="n">{s.total}</td><td>{ci}</td></tr>'
+        )
+    return (
+        "<h2>Subjects</h2>"
+        '<table class="counts"><thead><tr><th>subject</th><th>kind</th>'
+        f"<th>implementation, version, capabilities</th>{head}<th>total</th><th>CI</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _changes(moved: list[Change], comparable: bool) -> str:
+    if not moved:
+        if not comparable:
+            return ""
+        return (
+            '<h2 id="changes">Changed verdicts</h2>'
+            '<p class="muted">No verdict changed since the previous run or baseline.</p>'
+        )
+    rows = []
+    for c in moved:
+        link = f"{case_file(c.case_id)}#{subject_anchor(c.subject)}"
+        old = chip(c.old) if c.old is not None else chip("skipped", "new case")
+        rows.append(
+            f'<tr class="change" data-case="{esc(c.case_id)}" data-subject="{esc(c.subject)}">'
+            f'<td><a href="{esc(link)}"><code>{esc(c.case_id)}</code></a></td>'
+            f"<td>{esc(c.subject)}</td><td>{old}</td>"
+            f'<td class="arrow">→</td><td>{chip(c.new)}</td>'
+            f'<td class="muted">since {esc(c.against)}</td></tr>'
+        )
+    is_open = " open" if len(moved) <= CHANGES_OPEN_UP_TO else ""
+    return (
+        f'<h2 id="changes">Changed verdicts <span class="muted small">{len(moved)}</span></h2>'
+        f"<details{is_open}><summary>cases whose verdict differs from the previous run or "
+        "the baseline (old → new)</summary>"
+        '<table class="changes"><thead><tr><th>case</th><th>subject</th><th>old</th><th></th>'
+        f"<th>new</th><th>against</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "</details>"
+    )
+
+
+def _legend() -> str:
+    verdicts = "".join(
+        f'<span class="item" title="{esc(VERDICT_MEANING[v])}">{chip(v, VERDICT_SHORT[v])}'
+        f"{esc(VERDICT_LEGEND[v])}</span>"
+        for v in VERDICTS
+    )
+    levels = "".join(
+        f'<span class="item">{level_badge(level)}{esc(meaning)}</span>'
+        for level, meaning in LEVEL_MEANING.items()
+    )
+    return (
+        f'<div class="legend" id="legend-verdicts">{verdicts}</div>'
+        f'<div class="legend" id="legend-levels">{levels}'
+        '<span class="item"><span class="chgdemo"></span>'
+        "verdict changed since the previous run or baseline</span></div>"
+    )
+
+
+def _filters(groups: dict[str, dict[str, dict[str, CaseResult]]]) -> str:
+    verdicts = "".join(
+        f'<label><input type="checkbox" name="verdict" value="{esc(v)}" checked> {chip(v)}</label>'
+        for v in VERDICTS
+    )
+    kips = "".join(
+        f'<label><input type="checkbox" name="kip" value="{esc(slug(k))}" checked> {esc(k)}</label>'
+        for k in groups
+    )
+    return (
+        '<form id="filters" hidden>'
+        f"<fieldset><legend>verdict</legend>{verdicts}"
+        '<button type="button" data-set="verdict:fail,error,non-strict">problems</button>'
+        '<button type="button" data-set="verdict:all">all</button></fieldset>'
+        f"<fieldset><legend>KIP</legend>{kips}"
+        '<button type="button" data-set="kip:all">all</button>'
+        '<button type="button" data-set="kip:none">none</button></fieldset>'
+        '<fieldset><label><input type="checkbox" name="changed"> only changed</label>'
+        '<input type="search" name="q" placeholder="case id or title contains…"></fieldset>'
+        '<span class="muted"><b id="shown"></b> cases shown</span>'
+        "</form>"
+    )
+
+
+def matrix_cell_id(case_id: str, subject: str) -> str:
+    """The DOM id of a matrix cell, stable so tests and bookmarks can find it."""
+    return f"m-{slug(case_id)}--{slug(subject)}"
+
+
+def _matrix(
+    columns: list[Subject],
+    groups: dict[str, dict[str, dict[str, CaseResult]]],
+    changed: set[tuple[str, str]],
+) -> str:
+    if not groups:
+        return ""
+    kinds: list[tuple[str, int]] = []
+    for s in columns:
+        if kinds and kinds[-1][0] == s.kind:
+            kinds[-1] = (s.kind, kinds[-1][1] + 1)
+        else:
+            kinds.append((s.kind, 1))
+    kind_row = "".join(f'<th colspan="{n}">{esc(k)}s</th>' for k, n in kinds)
+    names = "".join(
+        f'<th class="subj" data-subject="{esc(s.name)}" title="{esc(s.implementation)}">'
+        f'{esc(s.name)}<span class="impl">{esc(s.version)}</span></th>'
+        for s in columns
+    )
+    width = len(columns) + 2
+    bodies = []
+    for kip, cases in groups.items():
+        rows = [
+            f'<tr class="kip"><th colspan="{width}">{esc(kip)} '
+            f'<span class="muted small">{len(cases)} cases</span></th></tr>'
+        ]
+        rows += [_row(case_id, by_subject, columns, changed)
+                 for case_id, by_subject in cases.items()]  # fmt: skip
+        bodies.append(
+            f'<tbody class="kipgroup" data-kip="{esc(slug(kip))}">{"".join(rows)}</tbody>'
+        )
+    return (
+        '<h2 id="matrix">Matrix</h2>'
+        + _legend()
+        + _filters(groups)
+        + '<table class="matrix"><thead>'
+        f'<tr class="kinds"><th class="case" rowspan="2">case</th>'
+        f'<th rowspan="2">level</th>{kind_row}</tr>'
+        f'<tr class="names">{names}</tr></thead>{"".join(bodies)}</table>'
+    )
+
+
+def _row(
+    case_id: str,
+    by_subject: dict[str, CaseResult],
+    columns: list[Subject],
+    changed: set[tuple[str, str]],
+) -> str:
+    any_result = next(iter(by_subject.values()))
+    page_link = esc(case_file(case_id))
+    cells = []
+    for s in columns:
+        result = by_subject.get(s.name)
+        if result is None:
+            cells.append('<td class="v v-none" data-v="none">not run</td>')
+            continue
+        chg = " chg" if (case_id, s.name) in changed else ""
+        tip = f"{s.name}: {result.verdict}"
+        if result.message:
+            tip += f" — {result.message[:160]}"
+        cells.append(
+            f'<td id="{esc(matrix_cell_id(case_id, s.name))}" class="v v-{esc(result.verdict)}'
+            f'{chg}" data-v="{esc(result.verdict)}" title="{esc(tip)}">'
+            f'<a href="{page_link}#{esc(subject_anchor(s.name))}">'
+            f"{esc(VERDICT_SHORT.get(result.verdict, result.verdict))}</a></td>"
+        )
+    return (
+        f'<tr class="case" id="row-{esc(slug(case_id))}" data-case="{esc(case_id)}">'
+        f'<th class="case"><a href="{page_link}">{esc(case_id)}</a>'
+        f'<div class="t" title="{esc(any_result.title)}">{esc(any_result.title)}</div></th>'
+        f'<td class="level">{level_badge(any_result.level)}</td>{"".join(cells)}</tr>'
+    )
