@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from kconform.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
+from kconform.reports.model import RunResults
 
 
 def test_messages_lists_the_telemetry_apis(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,10 +55,73 @@ def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_run_prints_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run"]) == EXIT_OK
+def test_run_writes_results_junit_html_and_latest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the default folder is reports/out/<time> under the cwd
+    args = ["run", "--target", "reference", "--cases", "kip511.apiversions.valid*"]
+    assert main(args) == EXIT_OK
     out = capsys.readouterr().out
-    assert "reference" in out and "librdkafka_mock" in out
+    assert "[   1/1] pass" in out and "report:" in out
+    base = tmp_path / "reports" / "out"
+    run_dir = next(p for p in base.iterdir() if p.name != "latest")
+    assert (base / "latest").resolve() == run_dir.resolve()
+    results = RunResults.read(run_dir / "results.json")
+    assert [(r.case_id, r.verdict) for r in results.results] == [
+        ("kip511.apiversions.valid_software_accepted", "pass")
+    ]
+    assert ET.parse(run_dir / "junit.xml").getroot().iter("testcase")
+    assert "kip511.apiversions.valid_software_accepted" in (run_dir / "index.html").read_text()
+
+
+def test_run_against_a_mutant_exits_1_and_reports_the_evidence(tmp_path: Path) -> None:
+    target, case = "reference:software_name_unchecked", "kip511.apiversions.invalid.space"
+    assert main(["run", "--target", target, "--cases", case, "--out", str(tmp_path)]) == 1
+    run_dir = tmp_path
+    (result,) = RunResults.read(run_dir / "results.json").results
+    assert result.verdict == "fail"
+    page = (run_dir / "cases" / "kip511.apiversions.invalid.space.html").read_text()
+    assert "ApiVersionsRequest v3" in page  # the decoded wire log is on the case page
+
+
+def test_run_rejects_bad_flags_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--target", "nope"]) == EXIT_USAGE
+    assert main(["run", "--baseline", "/no/such/file.json"]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "unknown target 'nope'" in err[0] and "does not exist" in err[1]
+
+
+def test_list_names_every_case_with_level_and_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--format", "json"]) == EXIT_OK
+    cases = json.loads(capsys.readouterr().out)
+    ids = [c["id"] for c in cases]
+    assert len(ids) == len(set(ids)) and "kip511.apiversions.valid_software_accepted" in ids
+    assert all(c["level"] in ("MUST", "SHOULD", "INFO") and c["spec"] for c in cases)
+
+
+def test_targets_says_why_kraft_is_unavailable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["targets"]) == EXIT_OK
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "available" in lines["reference"]
+    assert "kraft" in lines  # available with Docker, else the reason why not
+    if " unavailable " in lines["kraft"]:
+        assert "Docker" in lines["kraft"] or "docker" in lines["kraft"]
+
+
+def test_baseline_and_report_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "run"
+    args = ["run", "--target", "reference", "--cases", "kip511.apiversions.valid*"]
+    assert main([*args, "--out", str(run_dir)]) == EXIT_OK
+    baseline = tmp_path / "reference.json"
+    assert main(["baseline", str(run_dir), "--subject", "reference", "--out", str(baseline)]) == 0
+    assert json.loads(baseline.read_text())["verdicts"] == {
+        "kip511.apiversions.valid_software_accepted": "pass"
+    }
+    merged = tmp_path / "merged"
+    assert main(["report", str(run_dir), str(run_dir / "results.json"), "--out", str(merged)]) == 0
+    assert len(RunResults.read(merged / "results.json").results) == 2
+    assert (merged / "index.html").exists()
+    assert main(["report", str(tmp_path / "nothing-here")]) == EXIT_USAGE
 
 
 def test_pytest_rejects_unknown_target(pytester: pytest.Pytester) -> None:
