@@ -39,6 +39,7 @@ HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 UNSUPPORTED_PREFIX = "unsupported: "
 MAX_LOG_ENTRIES = 200
 MAX_RAW_BYTES = 4096
+FLUSH_EVERY = 2.0  # seconds between results-file rewrites during a run
 
 # quick: the `make test` budget; deep: `tox -e fuzz` and nightly runs.
 settings.register_profile(
@@ -126,6 +127,7 @@ class RunState:
         self.unavailable: dict[str, str] = {}
         self.failed_must: set[str] = set()
         self._runtime: LoopThread | None = None
+        self._flushed = 0.0
 
     @property
     def runtime(self) -> LoopThread:
@@ -152,9 +154,13 @@ class RunState:
 
     def record(self, result: CaseResult) -> None:
         self.results.results.append(result)
-        self.flush()
+        if time.monotonic() - self._flushed >= FLUSH_EVERY:
+            self.flush()
 
     def flush(self) -> None:
+        """Rewrite the results file (throttled while running: a whole rewrite per case would
+        make long runs quadratic; what a crash could lose is at most FLUSH_EVERY seconds)."""
+        self._flushed = time.monotonic()
         if self.results_path is not None:
             self.results.write(self.results_path)
 

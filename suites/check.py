@@ -77,8 +77,12 @@ class Check:
     # --- helpers cases share ----------------------------------------------------------------
 
     def unique(self, prefix: str = "kc") -> str:
-        """A name no other case uses (subscription names, client ids, topics)."""
+        """This case's name for `prefix` (the same on every call; no other case uses it)."""
         return f"{prefix}-{self._tag}"
+
+    def fresh(self, prefix: str = "kc") -> str:
+        """A new name on every call (a second subscription in the same case, say)."""
+        return f"{prefix}-{self._tag}-{next(_unique)}"
 
     async def connect(
         self, broker: int = 0, *, client_id: str | None = None, timeout: float = 5.0

@@ -48,7 +48,7 @@ async def subscribe(
     target = check.target
     assert target is not None
     client_id = client_id or check.unique("client")
-    name = check.unique("sub")
+    name = check.fresh("sub")  # several subscriptions in one case must not replace each other
     subscription = Subscription(name, metrics, interval_ms, {"client_id": client_id})
     await asyncio.to_thread(target.set_subscription, subscription)
     check.defer(lambda: target.delete_subscription(name))
