@@ -187,6 +187,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "differential: compares kconform's codec with another implementation"
     )
     config.addinivalue_line("markers", "kconform_case(info): a conformance case (see @case)")
+    config.addinivalue_line(
+        "markers", "kconform_disruptive: may kill a fragile target; runs after its other cases"
+    )
     settings.load_profile(config.getoption("--kconform-profile"))
     target_specs(config)  # a bad --target fails here, before any test runs
     config.stash[_STATE] = RunState(config)
@@ -225,6 +228,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _disruptive_last(items)
     patterns = [p.strip() for p in config.getoption("--cases").split(",") if p.strip()]
     level = config.getoption("--level")
     if not patterns and level == "all":
@@ -242,6 +246,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _disruptive_last(items: list[pytest.Item]) -> None:
+    """Per target, cases marked `kconform_disruptive` (they may kill a fragile target, as the
+    security suite kills the librdkafka mock) run after every other case, in their own order."""
+
+    def subject(item: pytest.Item) -> str:
+        spec = getattr(item, "callspec", None)
+        for name in ("target", "client"):
+            if spec is not None and name in spec.params:
+                return str(spec.params[name].label)
+        return ""
+
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(subject(item), index)
+    items.sort(key=lambda item: (
+        first_seen[subject(item)], item.get_closest_marker("kconform_disruptive") is not None
+    ))  # fmt: skip
 
 
 def _info(item: pytest.Item) -> CaseInfo | None:
