@@ -1,0 +1,220 @@
+"""What the client suites share: run a client against the reference target and read its traffic.
+
+A client case runs the driver under test as a subprocess against the session's reference target
+(`client_target`) with a unique `client.id`; its subscription matches that id only, its proxy
+rules fire for that id only, and both are removed when the case ends. The case then judges the
+`Recording`: the driver's own events and the client's wire traffic (`traffic.Traffic`).
+
+Several cases judge the same kind of run (a producer with an "all metrics" subscription: KIP-511
+identity, cadence, every payload rule). `shared_run` records such a run once per driver and
+session and lets each case judge it; a case selected alone (`--cases`) records it itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import socket
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kconform.fixtures.clients import ClientDriver, ClientRun, Scenario
+from kconform.fixtures.clients.contract import ClientEvent
+from kconform.fixtures.proxy.rules import Rule
+from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
+from kconform.suites.check import Check, Inconclusive
+from kconform.suites.client.scripted import ScriptedTelemetry
+from kconform.suites.client.traffic import Traffic, collect, evidence
+
+TELEMETRY = (Capability.TELEMETRY,)
+TOPIC = "kconform-client-suite"
+RUN_MARGIN = 30.0  # seconds a driver may take beyond its scenario before it is stopped
+SETTLE = 0.3  # seconds for the proxy to log the last frames and closes after the client exits
+
+_topics: set[tuple[int, str]] = set()
+_shared: dict[tuple[int, str, str], Recording] = {}
+
+
+@dataclass
+class Recording:
+    """One client run: who ran, what it printed, what it sent, and under which subscription."""
+
+    client_id: str
+    run: ClientRun
+    traffic: Traffic
+    push_interval_ms: int | None = None
+    requested_metrics: Sequence[str] = ()
+    delta_temporality: bool = True
+    recorded_by: str = ""
+    derived: dict[str, Any] = field(default_factory=dict)  # analyses cases share (payloads)
+
+    @property
+    def events(self) -> list[ClientEvent]:
+        return list(self.run.events)
+
+    def event_time(self, name: str) -> float | None:
+        """When the driver printed its first `name` event (monotonic), if it did."""
+        found = self.run.named(name)
+        return self.run.monotonic(found[0]) if found else None
+
+    def private_values(self) -> list[str]:
+        """Strings a payload must not carry: this host's name, the client's pid, the user."""
+        values = [socket.gethostname(), str(self.run.pid)]
+        with contextlib.suppress(KeyError, OSError):
+            values.append(getpass.getuser())
+        return [v for v in values if len(v) >= 3]
+
+
+def for_client(client_id: str, api_key: int | None = None, **actions: Any) -> Rule:
+    """A proxy rule that fires only on requests carrying `client_id` (other cases' traffic and
+    the harness's own admin connection are left alone)."""
+    extra = actions.pop("predicate", None)
+
+    def mine(request: Any) -> bool:
+        return request.header.client_id == client_id and (extra is None or extra(request))
+
+    return Rule(api_key=api_key, predicate=mine, **actions)
+
+
+async def ensure_topic(target: BrokerTarget, name: str = TOPIC) -> str:
+    key = (id(target), name)
+    if key not in _topics:
+        try:
+            await asyncio.to_thread(target.create_topic, name, 3)
+        except TargetError as exc:
+            if "ALREADY_EXISTS" not in str(exc):
+                raise
+        _topics.add(key)
+    return name
+
+
+def produce(seconds: float, rate: float = 20.0) -> Scenario:
+    return Scenario.produce(TOPIC, rate=rate, seconds=seconds)
+
+
+async def run_client(
+    check: Check,
+    client: ClientDriver,
+    target: BrokerTarget,
+    scenario: Scenario,
+    *,
+    metrics: Sequence[str] | None = ("*",),
+    interval_ms: int = 500,
+    config: Mapping[str, str] | None = None,
+    rules: Callable[[str], Sequence[Rule]] = lambda _: (),
+    scripted: ScriptedTelemetry | None = None,
+) -> Recording:
+    """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
+    proxy rules (`rules(client_id)`), or a `scripted` telemetry broker; return its recording."""
+    client_id = check.unique("kc")
+    if scenario.topic is not None:
+        await ensure_topic(target, scenario.topic)
+    if metrics is not None and scripted is None:
+        name = check.unique("sub")
+        subscription = Subscription(name, tuple(metrics), interval_ms, {"client_id": client_id})
+        await asyncio.to_thread(target.set_subscription, subscription)
+        check.defer(lambda: target.delete_subscription(name))
+    installed = [*rules(client_id), *([scripted.rule(client_id)] if scripted else [])]
+    proxy = target.proxy  # type: ignore[attr-defined]
+    for rule in installed:
+        proxy.rules.add(rule)
+        check.defer(lambda rule=rule: proxy.rules.remove(rule))
+    mark = target.wire_log.mark()  # type: ignore[attr-defined]
+    run = await client.start(target.bootstrap, {"client.id": client_id, **(config or {})}, scenario)
+    check.defer(run.terminate)
+    try:
+        await run.wait(scenario.seconds + RUN_MARGIN)
+    finally:
+        await run.stop()
+        for rule in installed:
+            proxy.rules.remove(rule)
+    await asyncio.sleep(SETTLE)
+    check.waited += scenario.seconds
+    traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]
+    recording = Recording(client_id, run, traffic, recorded_by=check.info.id)
+    if scripted is not None:
+        recording.push_interval_ms = scripted.push_interval_ms
+        recording.requested_metrics = tuple(scripted.requested_metrics)
+        recording.delta_temporality = scripted.delta_temporality
+    elif metrics is not None:
+        recording.push_interval_ms, recording.requested_metrics = interval_ms, tuple(metrics)
+    _describe_run(check, recording)
+    return recording
+
+
+def _describe_run(check: Check, recording: Recording) -> None:
+    run, traffic = recording.run, recording.traffic
+    for entry in evidence(traffic)[-150:]:
+        check.wire_log.append(entry)
+    errors = [dict(e.data) for e in run.named("error")][:5]
+    check.observe(
+        "client run",
+        {
+            "client_id": recording.client_id,
+            "recorded_by": recording.recorded_by,
+            "returncode": run.returncode,
+            "timed_out": run.timed_out,
+            "events": {
+                name: len(run.named(name)) for name in sorted({e.event for e in run.events})
+            },
+            "errors": errors,
+            "connections": len(traffic.connections()),
+            "gets": len(traffic.gets),
+            "pushes": len(traffic.pushes),
+        },
+    )
+    if run.timed_out:
+        check.note(
+            f"the client did not finish its scenario in time and was stopped "
+            f"(stderr tail: {run.stderr_tail(300)!r})"
+        )
+    if traffic.truncated:
+        check.note(f"{traffic.truncated} further requests were counted but not decoded")
+
+
+async def shared_run(
+    check: Check,
+    client: ClientDriver,
+    target: BrokerTarget,
+    recipe: str,
+    record: Callable[[], Awaitable[Recording]],
+) -> Recording:
+    """The session's recording of `recipe` for this driver, recording it on first use."""
+    key = (id(target), client.name, recipe)
+    recording = _shared.get(key)
+    if recording is None:
+        recording = await record()
+        if recording.run.returncode is None or recording.run.timed_out:
+            return recording  # not kept: a broken run is not evidence for other cases
+        _shared[key] = recording
+    else:
+        _describe_run(check, recording)
+    return recording
+
+
+# --- recipes several cases judge ----------------------------------------------------------------
+
+BASELINE_INTERVAL_MS = 500
+
+
+async def baseline_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    """A producer, 5 s at 20 msg/s, subscribed to all metrics ("*") every 500 ms."""
+    return await shared_run(
+        check,
+        client,
+        target,
+        "baseline",
+        lambda: run_client(check, client, target, produce(5.0), interval_ms=BASELINE_INTERVAL_MS),
+    )
+
+
+def require_telemetry(check: Check, recording: Recording, pushes: int = 1) -> None:
+    """Stop the case as undecidable when the client never pushed where it had to."""
+    found = len(recording.traffic.pushes)
+    if found < pushes:
+        raise Inconclusive(
+            f"the client sent {found} PushTelemetry request(s), the case needs {pushes}; "
+            f"gets: {len(recording.traffic.gets)}, stderr: {recording.run.stderr_tail(300)!r}"
+        )

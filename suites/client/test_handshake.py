@@ -1,0 +1,256 @@
+"""KIP-714 client handshake: when to Get, which ClientInstanceId, which connection, opting out.
+
+Spec: KIP-714 (approved text) "Client behavior" (Get only to a broker advertising
+GetTelemetrySubscriptions; Null ClientInstanceId once, then the returned id "regardless of
+broker"; no metrics requested -> no pushes, a new Get after PushIntervalMs), "Connection
+selection" (keep using the same broker connection), "Default behaviour" ("only then will
+clients push metrics"), "Client configuration" (enable.metrics.push=false), SPEC ruling 5
+(clients must accept a response that carries Null instead of echoing the id).
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from kconform.codecs.errors import ErrorCode
+from kconform.codecs.schema import Message
+from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
+from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.proxy.rules import Rule
+from kconform.fixtures.targets.base import BrokerTarget
+from kconform.suites.check import Check, Inconclusive
+from kconform.suites.client.helpers import (
+    TELEMETRY,
+    Recording,
+    baseline_run,
+    for_client,
+    require_telemetry,
+    run_client,
+    shared_run,
+)
+from kconform.suites.client.scripted import NULL_INSTANCE_ID, ScriptedTelemetry, fail_pushes
+from kconform.suites.client.timing import distribution, gaps
+from kconform.suites.client.traffic import API_VERSIONS
+from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
+from kconform.suites.model import Level, case
+
+BEHAVIOR = "KIP-714 Client behavior"
+
+
+def _without_telemetry_keys(body: Message) -> Message:
+    if body.error_code != 0:
+        return body
+    values = {f.attr: getattr(body, f.attr) for f in body.schema_fields}
+    values["api_keys"] = [k for k in body.api_keys if k.api_key not in TELEMETRY_KEYS]
+    return type(body)(**values)
+
+
+@case(
+    "kip714.client.handshake.requires_advertisement",
+    title="No GetTelemetrySubscriptions/PushTelemetry to brokers that do not advertise them",
+    spec=f"{BEHAVIOR} ('identifies a supporting broker (through detecting at least "
+    "GetTelemetrySubscriptionsRequestV0 in the ApiVersionResponse)'); Receiving broker behavior "
+    "('the client will not send GetTelemetrySubscriptions or PushTelemetry RPCs')",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_requires_advertisement(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    def rules(client_id: str) -> list[Rule]:
+        return [
+            for_client(
+                client_id,
+                API_VERSIONS,
+                replace_body=_without_telemetry_keys,
+                name="ApiVersions without keys 71/72",
+            )
+        ]
+
+    recording = await run_client(
+        check, client, client_target, Scenario.idle(seconds=2.5), interval_ms=300, rules=rules
+    )
+    answered = [e for e in recording.traffic.of(API_VERSIONS) if e.error_code == 0]
+    if not answered:
+        raise Inconclusive("no ApiVersions of the client was answered")
+    sent = [str(e) for e in recording.traffic.telemetry]
+    check.expect("telemetry requests to brokers without keys 71/72", [], sent[:10])
+
+
+async def _id_run(
+    check: Check, client: ClientDriver, target: BrokerTarget, *, null_echo: bool
+) -> Recording:
+    # pushes 1 and 2 get UNKNOWN_SUBSCRIPTION_ID, so the client Gets again; with `null_echo`
+    # the second Get is answered with a Null id, as the KIP's schema says ("else Null")
+    def overrides(number: int) -> dict[str, object]:
+        return {"client_instance_id": NULL_INSTANCE_ID} if null_echo and number == 2 else {}
+
+    scripted = ScriptedTelemetry(
+        300, push=fail_pushes(ErrorCode.UNKNOWN_SUBSCRIPTION_ID, 1, 2), get_overrides=overrides
+    )
+    return await run_client(check, client, target, Scenario.idle(seconds=3.0), scripted=scripted)
+
+
+def _expect_assigned_id(check: Check, recording: Recording) -> None:
+    gets = recording.traffic.gets
+    if not gets or gets[0].response is None or gets[0].request is None:
+        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    first = gets[0]
+    check.expect(
+        "first Get's ClientInstanceId (Null/zero)",
+        kafka_uuid_str(ZERO_UUID),
+        kafka_uuid_str(first.request.client_instance_id),
+    )
+    assigned = kafka_uuid_str(first.response.client_instance_id)
+    later = [e for e in recording.traffic.telemetry[1:] if e.request is not None]
+    check.observe("requests after the first Get", [f"{e} -> broker {e.broker}" for e in later])
+    used = [(str(e), kafka_uuid_str(e.request.client_instance_id)) for e in later]
+    check.expect(
+        "every later Get and Push carries the assigned id " + assigned,
+        [],
+        [f"{name}: {uuid}" for name, uuid in used if uuid != assigned],
+    )
+    check.expect(
+        "the client Got again after UNKNOWN_SUBSCRIPTION_ID (ids to compare)", True, len(gets) >= 2
+    )
+
+
+@case(
+    "kip714.client.handshake.instance_id",
+    title="First Get with a Null ClientInstanceId, then the returned id on every Get and Push",
+    spec=f"{BEHAVIOR} ('This handshake with a Null ClientInstanceId is only performed once ... "
+    "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned in "
+    "the first response, regardless of broker')",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_instance_id(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
+    _expect_assigned_id(check, await _id_run(check, client, client_target, null_echo=False))
+
+
+@case(
+    "kip714.client.handshake.null_id_echo",
+    title="A later Get response carrying a Null ClientInstanceId does not replace the id",
+    spec="KIP-714 GetTelemetrySubscriptionsResponse schema ('Assigned client instance id if "
+    "ClientInstanceId was Null in the request, else Null'); SPEC ruling 5 (clients must accept "
+    f"both an echo and Null); {BEHAVIOR} (the returned id for the client's lifetime)",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_null_id_echo(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    _expect_assigned_id(check, await _id_run(check, client, client_target, null_echo=True))
+
+
+@case(
+    "kip714.client.handshake.single_connection",
+    title="Telemetry requests keep to one broker connection",
+    spec="KIP-714 Connection selection ('It should also keep using the same broker connection "
+    "for telemetry requests until the connection goes down')",
+    level=Level.SHOULD,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_single_connection(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await baseline_run(check, client, client_target)
+    require_telemetry(check, recording, 2)
+    traffic = recording.traffic
+    telemetry = traffic.telemetry
+    switches = [
+        f"{a} -> {b}"
+        for a, b in pairwise(telemetry)
+        if a.connection != b.connection and traffic.closed.get(a.connection, b.sent + 1) > b.sent
+    ]
+    check.observe("connections the client opened", [c.split()[0] for c in traffic.connections()])
+    check.observe(
+        "connections carrying telemetry",
+        list(dict.fromkeys(e.connection.split()[0] for e in telemetry)),
+    )
+    check.expect("switches to another connection while the previous one was up", [], switches)
+
+
+async def _empty_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    scripted = ScriptedTelemetry(400, requested_metrics=())
+    return await shared_run(
+        check,
+        client,
+        target,
+        "empty_subscription",
+        lambda: run_client(check, client, target, Scenario.idle(seconds=2.5), scripted=scripted),
+    )
+
+
+@case(
+    "kip714.client.handshake.empty_subscription",
+    title="No PushTelemetry (not even at close) while RequestedMetrics is empty",
+    spec="KIP-714 Default behaviour ('only then will clients push metrics to the broker'); "
+    f"{BEHAVIOR} (RequestedMetrics empty: no metrics desired); Client termination ('only if "
+    "the client has an active metrics subscription')",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_empty_subscription(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await _empty_run(check, client, client_target)
+    if not recording.traffic.gets:
+        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    check.expect("PushTelemetry requests", [], [str(e) for e in recording.traffic.pushes][:10])
+
+
+@case(
+    "kip714.client.handshake.empty_subscription_reget",
+    title="With no metrics requested the client Gets again after PushIntervalMs",
+    spec=f"{BEHAVIOR} ('the client should send a new GetTelemetrySubscriptionsRequest after the "
+    "PushIntervalMs has expired'); tolerance: each gap in [0.95 x interval - 20 ms, "
+    "1.5 x interval + 200 ms]",
+    level=Level.SHOULD,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_empty_subscription_reget(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await _empty_run(check, client, client_target)
+    interval = (recording.push_interval_ms or 0) / 1000
+    spaced = gaps([e.sent for e in recording.traffic.gets])
+    check.observe(
+        "gaps between Gets, in PushIntervalMs", distribution([g / interval for g in spaced])
+    )
+    check.expect("the client Got again at least once", True, len(spaced) >= 1)
+    low, high = 0.95 * interval - 0.02, 1.5 * interval + 0.2
+    check.expect(
+        f"every gap in [{low:.3f}, {high:.3f}] s",
+        [],
+        [round(g, 3) for g in spaced if not low <= g <= high],
+    )
+
+
+@case(
+    "kip714.client.handshake.opt_out",
+    title="enable.metrics.push=false: no telemetry requests at all, despite a subscription",
+    spec="KIP-714 Client configuration (enable.metrics.push: 'false - The client will not push "
+    "metrics'); Opting out",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_opt_out(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
+    recording = await run_client(
+        check,
+        client,
+        client_target,
+        Scenario.idle(seconds=2.0),
+        interval_ms=300,
+        config={"enable.metrics.push": "false"},
+    )
+    if not recording.traffic.of(API_VERSIONS):
+        raise Inconclusive("the client never connected")
+    check.expect("telemetry requests", [], [str(e) for e in recording.traffic.telemetry][:10])

@@ -1,0 +1,175 @@
+"""KIP-714 client termination: one final push flagged Terminating, only with a subscription.
+
+Spec: KIP-714 "Client termination" ("When a client with an active metrics subscription is being
+shut down, it should send its final metrics without waiting for the PushIntervalMs time. ... the
+PushTelemetryRequest.Terminating field must be set to true"; after UNKNOWN_SUBSCRIPTION_ID on the
+final push the client may re-Get and push Terminating again, or abandon the final push),
+"Throttling and rate-limiting" and SPEC ruling 2 (a second Terminating push is an error).
+The subscription interval is long (5 s) and the client closes after 1.5 s, so a final push that
+waited for the interval would come too late to count.
+"""
+
+from __future__ import annotations
+
+from kconform.codecs.errors import ErrorCode
+from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.targets.base import BrokerTarget
+from kconform.suites.check import Check, Inconclusive
+from kconform.suites.client.helpers import TELEMETRY, Recording, run_client, shared_run
+from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
+from kconform.suites.model import Level, case
+
+TERMINATION = "KIP-714 Client termination"
+LONG_INTERVAL_MS = 5000
+PROMPT = 1.0  # seconds from the start of close() to the final push
+
+
+async def _termination_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    return await shared_run(
+        check,
+        client,
+        target,
+        "termination",
+        lambda: run_client(
+            check, client, target, Scenario.idle(seconds=1.5), interval_ms=LONG_INTERVAL_MS
+        ),
+    )
+
+
+def _closing(recording: Recording) -> float:
+    closing = recording.event_time("closing")
+    if closing is None:
+        raise Inconclusive("the driver printed no 'closing' event (did the client close?)")
+    subscribed = [e for e in recording.traffic.gets if e.error_code == 0 and e.sent < closing]
+    if not subscribed or not list(subscribed[-1].response.requested_metrics):
+        raise Inconclusive("the client had no active subscription when it closed")
+    return closing
+
+
+@case(
+    "kip714.client.termination.final_push",
+    title="On close with an active subscription the client pushes its final metrics at once",
+    spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
+    f"PushIntervalMs time'); PushIntervalMs {LONG_INTERVAL_MS}, close after 1.5 s, final push "
+    f"within {PROMPT:g} s of close()",
+    level=Level.SHOULD,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_final_push(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
+    recording = await _termination_run(check, client, client_target)
+    closing = _closing(recording)
+    final = [e for e in recording.traffic.pushes if e.sent >= closing - 0.05]
+    check.observe(
+        "pushes after close() began",
+        [f"{e} Terminating={e.terminating} +{e.sent - closing:.3f} s" for e in final],
+    )
+    delay = round(final[0].sent - closing, 3) if final else None
+    check.expect(
+        f"a final push within {PROMPT:g} s of close()",
+        f"<= {PROMPT:g}",
+        delay,
+        delay is not None and delay <= PROMPT,
+    )
+
+
+@case(
+    "kip714.client.termination.single_terminating",
+    title="The final push has Terminating=true, there is only one, and nothing follows it",
+    spec=f"{TERMINATION} ('the PushTelemetryRequest.Terminating field must be set to true'); "
+    "SPEC ruling 2 (a second Terminating push is rejected)",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_single_terminating(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await _termination_run(check, client, client_target)
+    closing = _closing(recording)
+    pushes = recording.traffic.pushes
+    terminating = [e for e in pushes if e.terminating]
+    check.observe("pushes (Terminating flag)", [f"{e} {e.terminating}" for e in pushes])
+    check.expect(
+        "pushes with Terminating=true", "at most 1", len(terminating), len(terminating) <= 1
+    )
+    after_close = [str(e) for e in pushes if e.sent >= closing and not e.terminating]
+    check.expect("pushes during close() without Terminating=true", [], after_close)
+    if terminating:
+        following = recording.traffic.after(terminating[0].sent, 71, 72)
+        check.expect(
+            "telemetry requests after the Terminating push", [], [str(e) for e in following]
+        )
+
+
+@case(
+    "kip714.client.termination.none_without_subscription",
+    title="Without a subscription the client sends no final (or any) push on close",
+    spec=f"{TERMINATION} ('When a client with an active metrics subscription is being shut "
+    "down'); Default behaviour ('only then will clients push metrics')",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_none_without_subscription(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await run_client(
+        check, client, client_target, Scenario.idle(seconds=1.5), metrics=None
+    )
+    if not recording.traffic.gets:
+        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    check.observe(
+        "RequestedMetrics of the Gets",
+        [
+            list(e.response.requested_metrics)
+            for e in recording.traffic.gets
+            if e.response is not None
+        ],
+    )
+    check.expect("PushTelemetry requests", [], [str(e) for e in recording.traffic.pushes])
+
+
+@case(
+    "kip714.client.termination.unknown_subscription_retry",
+    title="After UNKNOWN_SUBSCRIPTION_ID on the final push: one new Get and one Terminating "
+    "push with its SubscriptionId, or nothing",
+    spec=f"{TERMINATION} ('the terminating client can choose to obtain a new subscription ID by "
+    "sending a GetTelemetrySubscriptionsRequest and then immediately sending a "
+    "PushTelemetryRequest with the Terminating flag set to true, or it can choose to abandon "
+    "sending a final metrics push'); SPEC ruling 3",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_unknown_subscription_retry(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    scripted = ScriptedTelemetry(
+        LONG_INTERVAL_MS,
+        push=fail_pushes(ErrorCode.UNKNOWN_SUBSCRIPTION_ID, 1, terminating=True),
+    )
+    recording = await run_client(
+        check, client, client_target, Scenario.idle(seconds=1.5), scripted=scripted
+    )
+    refused = [
+        e
+        for e in recording.traffic.pushes
+        if e.terminating and e.error_code == ErrorCode.UNKNOWN_SUBSCRIPTION_ID
+    ]
+    if not refused:
+        raise Inconclusive("the client sent no Terminating push (see termination.final_push)")
+    after = recording.traffic.after(refused[0].sent, 71, 72)
+    shape = [("Get" if e.api_key == 71 else f"Push Terminating={e.terminating}") for e in after]
+    check.observe("telemetry requests after the refused Terminating push", shape)
+    if not after:
+        check.observe("the client's choice", "abandoned the final push")
+        return
+    check.observe("the client's choice", "new Get, then Terminating push")
+    check.expect("requests after the refusal", ["Get", "Push Terminating=True"], shape)
+    if len(after) >= 2 and after[0].response is not None and after[1].request is not None:
+        check.expect(
+            "the retried push carries the new SubscriptionId",
+            int(after[0].response.subscription_id),
+            int(after[1].request.subscription_id),
+        )

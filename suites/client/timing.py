@@ -1,0 +1,46 @@
+"""Small statistics for timing cases: distributions to print as evidence, request-rate windows.
+
+Timing verdicts are statistical: a case states its tolerance, checks every sample against it
+and `observe`s the whole distribution, so a reader sees how close a client came.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from itertools import pairwise
+
+
+def distribution(values: Sequence[float], digits: int = 3) -> dict[str, float | int]:
+    """n, min, p10, median, p90, max, mean and stdev of `values` (empty: n=0 only)."""
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))], digits)
+
+    return {
+        "n": len(ordered),
+        "min": round(ordered[0], digits),
+        "p10": pick(0.1),
+        "median": round(statistics.median(ordered), digits),
+        "p90": pick(0.9),
+        "max": round(ordered[-1], digits),
+        "mean": round(statistics.fmean(ordered), digits),
+        "stdev": round(statistics.pstdev(ordered), digits),
+    }
+
+
+def max_in_window(times: Sequence[float], window: float = 1.0) -> int:
+    """The most events inside any `window`-second span."""
+    ordered, best, start = sorted(times), 0, 0
+    for end, t in enumerate(ordered):
+        while t - ordered[start] > window:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+def gaps(times: Sequence[float]) -> list[float]:
+    return [b - a for a, b in pairwise(times)]

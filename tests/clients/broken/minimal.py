@@ -1,0 +1,260 @@
+"""A minimal KIP-511/KIP-714 client speaking the driver contract, with switchable defects.
+
+Built on kconform's own codec and `KafkaConnection`: one connection to the first bootstrap
+broker carries ApiVersions, GetTelemetrySubscriptions and PushTelemetry. It is telemetry-only:
+`produce` and `consume` scenarios only set how long it runs. With every `Behaviour` flag off it
+follows the KIPs (it is the suites' "well-behaved" control); each script beside this file turns
+on exactly one defect, so the test can prove the case meant for that rule catches it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import signal
+import socket
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+from kconform.codecs.compression import compress
+from kconform.codecs.messages import (
+    ApiVersionsRequest,
+    GetTelemetrySubscriptionsRequest,
+    PushTelemetryRequest,
+)
+from kconform.codecs.otlp import build_metrics_data, counter, gauge
+from kconform.codecs.wire import ZERO_UUID
+from kconform.fixtures.clients.contract import EventWriter, parse_command_line
+from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
+
+MAX_API_VERSIONS = 4
+SUPPORTED_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy
+DEFAULT_INTERVAL_MS = 300_000
+UNSUPPORTED_VERSION, INVALID_REQUEST, INVALID_RECORD = 35, 42, 87
+UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE, TELEMETRY_TOO_LARGE = 117, 76, 118
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """Defects, one per script; all off is the well-behaved client."""
+
+    no_terminating_push: bool = False
+    two_terminating_pushes: bool = False
+    zero_first_push_delay: bool = False
+    metric_prefix: str = "org.apache.kafka."
+    non_monotonic_sum: bool = False
+    hostname_attribute: bool = False
+    downgrade_loop: bool = False
+    ignores_unknown_subscription: bool = False
+
+
+class Client:
+    def __init__(self, behaviour: Behaviour, config: dict[str, str], out: EventWriter) -> None:
+        self.b, self.config, self.out = behaviour, config, out
+        self.conn: KafkaConnection | None = None
+        self.instance_id = ZERO_UUID
+        self.subscription: object | None = None  # the last successful Get response
+        self.started_ns = time.time_ns()
+        self.last_push_ns = self.started_ns
+        self.connections = 0
+
+    async def connect(self, bootstrap: str) -> bool:
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        self.conn = await KafkaConnection.open(
+            host, int(port), client_id=self.config.get("client.id", "minimal")
+        )
+        self.connections += 1
+        version, tries = MAX_API_VERSIONS, 0
+        while True:
+            tries += 1
+            request = ApiVersionsRequest(
+                client_software_name="kconform-minimal", client_software_version="1.0.0"
+            )
+            response = (await self.conn.request(request, version)).body
+            if response.error_code == UNSUPPORTED_VERSION and tries < 40:
+                if self.b.downgrade_loop:
+                    await asyncio.sleep(0.05)  # ignores the advertised versions: tries again
+                    continue
+                own = [k for k in response.api_keys if k.api_key == 18]
+                version = min(own[0].max_version, MAX_API_VERSIONS) if own else 0
+                continue
+            if response.error_code != 0:
+                self.out.emit(
+                    "error",
+                    error=f"ApiVersions error {response.error_code}",
+                    code=str(response.error_code),
+                    fatal=True,
+                )
+                await self.conn.close()
+                return False
+            self.apis = {k.api_key for k in response.api_keys}
+            return True
+
+    def payload(self, requested: list[str], delta: bool) -> bytes:
+        now = time.time_ns()
+        p = self.b.metric_prefix
+        start = self.last_push_ns if delta else self.started_ns
+        total = 0 if delta and self.last_push_ns != self.started_ns else self.connections
+        node = {"node_id": "1"}
+        points = [
+            gauge(f"{p}producer.connection.creation.rate", 0.1, time_unix_nano=now),
+            counter(
+                f"{p}producer.connection.creation.total",
+                total,
+                delta=delta,
+                time_unix_nano=now,
+                start_time_unix_nano=start,
+            ),
+            gauge(
+                f"{p}producer.node.request.latency.avg", 1.5, time_unix_nano=now, attributes=node
+            ),
+            gauge(
+                f"{p}producer.node.request.latency.max", 3.0, time_unix_nano=now, attributes=node
+            ),
+            gauge(f"{p}producer.produce.throttle.time.avg", 0.0, time_unix_nano=now),
+            gauge(f"{p}producer.produce.throttle.time.max", 0.0, time_unix_nano=now),
+            gauge(f"{p}producer.record.queue.time.avg", 0.5, time_unix_nano=now),
+            gauge(f"{p}producer.record.queue.time.max", 1.0, time_unix_nano=now),
+        ]
+        if self.b.non_monotonic_sum:
+            from dataclasses import replace
+
+            points = [replace(x, monotonic=False) if x.kind == "sum" else x for x in points]
+        wanted = [
+            x
+            for x in points
+            if requested == ["*"] or any(x.name.startswith(prefix) for prefix in requested)
+        ]
+        resource = {"host.name": socket.gethostname()} if self.b.hostname_attribute else {}
+        self.last_push_ns = now
+        return build_metrics_data(wanted, resource_attributes=resource)
+
+    async def get(self) -> object:
+        assert self.conn is not None
+        body = GetTelemetrySubscriptionsRequest(client_instance_id=self.instance_id)
+        response = (await self.conn.request(body, 0)).body
+        if response.error_code == 0:
+            if self.instance_id == ZERO_UUID and response.client_instance_id != ZERO_UUID:
+                self.instance_id = response.client_instance_id
+            self.subscription = response
+        return response
+
+    async def push(self, terminating: bool = False) -> object:
+        assert self.conn is not None and self.subscription is not None
+        sub = self.subscription
+        data = self.payload(list(sub.requested_metrics), bool(sub.delta_temporality))
+        kind = next((t for t in sub.accepted_compression_types if t in SUPPORTED_COMPRESSION), 0)
+        kind = kind if len(data) > 1000 else 0
+        metrics = compress(data, kind)
+        if len(metrics) > sub.telemetry_max_bytes:  # reduce: send what fits (nothing)
+            kind, metrics = 0, b""
+        body = PushTelemetryRequest(
+            client_instance_id=self.instance_id,
+            subscription_id=sub.subscription_id,
+            terminating=terminating,
+            compression_type=kind,
+            metrics=metrics,
+        )
+        return (await self.conn.request(body, 0)).body
+
+    def interval(self) -> float:
+        ms = getattr(self.subscription, "push_interval_ms", 0) or 0
+        return (ms if ms > 0 else DEFAULT_INTERVAL_MS) / 1000
+
+    async def telemetry(self) -> None:
+        """The KIP-714 client state machine, until cancelled or told to stop."""
+        while True:
+            response = await self.get()
+            if response.error_code != 0 or not list(response.requested_metrics):
+                ms = response.push_interval_ms if response.error_code == 0 else 0
+                self.subscription = None if response.error_code == 0 else self.subscription
+                await asyncio.sleep(ms / 1000 if ms > 0 else self.interval())
+                continue
+            delay = 0.0 if self.b.zero_first_push_delay else random.uniform(0.5, 1.5)
+            await asyncio.sleep(delay * self.interval())
+            while True:
+                answer = await self.push()
+                wait = max(self.interval(), answer.throttle_time_ms / 1000)
+                if answer.error_code == 0 or (
+                    answer.error_code == UNKNOWN_SUBSCRIPTION_ID
+                    and self.b.ignores_unknown_subscription
+                ):
+                    await asyncio.sleep(wait)
+                    continue
+                break
+            if answer.error_code in (INVALID_REQUEST, INVALID_RECORD):
+                self.out.emit(
+                    "error",
+                    error=f"telemetry stopped: error {answer.error_code}",
+                    code=str(answer.error_code),
+                    fatal=False,
+                )
+                self.subscription = None
+                return
+            if answer.error_code not in (UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE):
+                await asyncio.sleep(self.interval())
+
+    async def terminate(self) -> None:
+        if self.subscription is None or self.b.no_terminating_push:
+            return
+        for _ in range(2 if self.b.two_terminating_pushes else 1):
+            answer = await self.push(terminating=True)
+            if answer.error_code != 0:
+                return  # abandon the final push (KIP-714 Client termination allows it)
+
+
+async def run(argv: list[str], behaviour: Behaviour) -> int:
+    invocation = parse_command_line(argv)
+    out = EventWriter()
+    if invocation.describe:
+        print(
+            json.dumps(
+                {
+                    "implementation": "kconform minimal test client",
+                    "version": "1.0.0",
+                    "capabilities": ["telemetry"],
+                }
+            )
+        )
+        return 0
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    out.emit("started", client="kconform-minimal", version="1.0.0", id=str(uuid.uuid4()))
+    started = time.monotonic()
+    client = Client(behaviour, invocation.config, out)
+    try:
+        if not await client.connect(invocation.bootstrap):
+            return 1
+    except ConnectionClosed as exc:
+        out.emit("error", error=str(exc), code="ConnectionClosed", fatal=True)
+        return 1
+    enabled = invocation.config.get("enable.metrics.push", "true").lower() != "false"
+    task = None
+    if enabled and {71, 72} <= client.apis:
+        task = asyncio.create_task(client.telemetry())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), invocation.scenario.seconds)
+    out.emit("closing")
+    closing = time.monotonic()
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await client.terminate()
+    assert client.conn is not None
+    await client.conn.close()
+    now = time.monotonic()
+    out.emit("closed", seconds=round(now - started, 3), close_seconds=round(now - closing, 3))
+    return 0
+
+
+def main(behaviour: Behaviour) -> int:
+    return asyncio.run(run(sys.argv[1:], behaviour))
+
+
+if __name__ == "__main__":
+    sys.exit(main(Behaviour()))

@@ -1,0 +1,84 @@
+"""The client suites catch broken clients: each minimal client in `broken/` breaks one rule.
+
+Every broken client (a `command:` driver built on kconform's own codec, `broken/minimal.py`) is
+run against the one case meant for its defect, in a pytest subprocess of its own, and must get
+that case's bad verdict: `fail` for a MUST case, `non-strict` for a SHOULD case. The well-behaved
+control runs all those cases and must pass each, so a verdict can only come from the defect.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from kconform.reports.model import CaseResult, RunResults
+
+HERE = Path(__file__).resolve().parent
+BROKEN = HERE / "broken"
+SUITES = HERE.parents[1] / "suites" / "client"
+
+# broken client -> (the case meant for its defect, that case's level)
+CAUGHT_BY: dict[str, tuple[str, str]] = {
+    "no_terminating_push": ("kip714.client.termination.final_push", "SHOULD"),
+    "two_terminating_pushes": ("kip714.client.termination.single_terminating", "MUST"),
+    "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
+    "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
+    "non_monotonic_sum": ("kip714.client.payload.metric_types", "MUST"),
+    "hostname_attribute": ("kip714.client.payload.privacy", "MUST"),
+    "downgrade_loop": ("kip511.client.unsupported_version.retry_max", "MUST"),
+    "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
+}
+BAD = {"MUST": "fail", "SHOULD": "non-strict"}
+
+
+def _run(name: str, cases: list[str], out: Path) -> dict[str, CaseResult]:
+    results = out / f"{name}.json"
+    process = subprocess.run(
+        [sys.executable, "-m", "pytest", str(SUITES), "-p", "no:cacheprovider", "-q",
+         "--brokers", "1", "--client", f"command:{BROKEN / f'{name}.py'}",
+         "--cases", ",".join(cases), "--kconform-results", str(results)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert results.exists(), process.stdout[-3000:] + process.stderr[-3000:]
+    return {r.case_id: r for r in RunResults.read(results).results}
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, CaseResult]]:
+    """Every client's results; two subprocesses at a time keep the run short."""
+    out = tmp_path_factory.mktemp("broken-clients")
+    runs = {name: [case_id] for name, (case_id, _) in CAUGHT_BY.items()}
+    runs["well_behaved"] = sorted({case_id for case_id, _ in CAUGHT_BY.values()})
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_run, name, cases, out) for name, cases in runs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _explain(result: CaseResult | None) -> str:
+    if result is None:
+        return "the case did not run"
+    bad = [f"{e.what}: expected {e.expected!r}, observed {e.observed!r}"
+           for e in result.expectations if not e.ok]  # fmt: skip
+    return f"{result.verdict} [{result.level}] {result.message} {bad}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CAUGHT_BY))
+def test_broken_client_is_caught(name: str, verdicts: dict[str, dict[str, CaseResult]]) -> None:
+    case_id, level = CAUGHT_BY[name]
+    result = verdicts[name].get(case_id)
+    assert result is not None and result.level == level, _explain(result)
+    assert result.verdict == BAD[level], f"{name} on {case_id}: {_explain(result)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case_id", sorted({case_id for case_id, _ in CAUGHT_BY.values()}))
+def test_well_behaved_client_passes(
+    case_id: str, verdicts: dict[str, dict[str, CaseResult]]
+) -> None:
+    result = verdicts["well_behaved"].get(case_id)
+    assert result is not None and result.verdict == "pass", _explain(result)

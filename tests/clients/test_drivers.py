@@ -1,0 +1,171 @@
+"""The driver contract and registry: command lines, events, names, and no stray processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kconform.fixtures.clients import Scenario, create_driver, parse_clients
+from kconform.fixtures.clients.contract import command_line, parse_command_line, parse_event
+from kconform.fixtures.clients.java import CLASSPATH_ENV, SOURCE
+from kconform.fixtures.targets.base import Capability
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        Scenario.produce("t1", rate=12.5, seconds=3),
+        Scenario.consume("t2", group="g", seconds=4),
+        Scenario.idle(seconds=1.5),
+    ],
+)
+def test_command_line_round_trip(scenario: Scenario) -> None:
+    config = {"client.id": "x", "enable.metrics.push": "false", "odd": "a=b"}
+    parsed = parse_command_line(command_line("h:1,h:2", config, scenario))
+    assert (parsed.bootstrap, parsed.config, parsed.scenario) == ("h:1,h:2", config, scenario)
+
+
+def test_scenario_needs_its_arguments() -> None:
+    with pytest.raises(ValueError, match="needs a topic"):
+        Scenario("produce", 1.0)
+    with pytest.raises(ValueError, match="needs a group"):
+        Scenario("consume", 1.0, topic="t")
+
+
+def test_events_are_json_lines_with_event_and_time() -> None:
+    event = parse_event('{"event": "delivered", "t": 12.5, "offset": 3}\n')
+    assert event is not None and (event.event, event.t, dict(event.data)) == (
+        "delivered", 12.5, {"offset": 3})  # fmt: skip
+    assert parse_event("%7|librdkafka log line") is None
+    assert parse_event('{"no": "event"}') is None
+
+
+def test_client_names() -> None:
+    specs = parse_clients("confluent-kafka, kafka-python,java,command:/x/y")
+    assert [s.label for s in specs] == ["confluent-kafka", "kafka-python", "java", "command:/x/y"]
+    for bad in ("librdkafka", "command:", "java:1"):
+        with pytest.raises(ValueError):
+            parse_clients(bad)
+
+
+def test_installed_drivers_identify_themselves() -> None:
+    confluent = create_driver(parse_clients("confluent-kafka")[0])
+    assert confluent.unavailable_reason() is None
+    assert Capability.TELEMETRY in confluent.capabilities
+    assert confluent.describe()["name"] == "confluent-kafka"
+    kafka_python = create_driver(parse_clients("kafka-python")[0])
+    assert kafka_python.unavailable_reason() is None
+    assert kafka_python.capabilities == frozenset()  # KIP-511 only: telemetry cases unsupported
+
+
+def test_java_driver_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CLASSPATH_ENV, raising=False)
+    reason = create_driver(parse_clients("java")[0]).unavailable_reason()
+    assert reason is not None and CLASSPATH_ENV in reason
+    assert "java" not in [s.label for s in parse_clients("")]  # "" = drivers that can run
+
+
+def test_missing_command_is_unavailable(tmp_path: Path) -> None:
+    driver = create_driver(parse_clients(f"command:{tmp_path / 'nope'}")[0])
+    assert "does not exist" in (driver.unavailable_reason() or "")
+
+
+def _script(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "client.py"
+    path.write_text(textwrap.dedent(body))
+    return f"command:{path}"
+
+
+def test_run_collects_events_and_stops_an_overrunning_client(tmp_path: Path) -> None:
+    spec = _script(
+        tmp_path,
+        """
+        import json, os, sys, time
+        if sys.argv[1:] == ["--describe"]:
+            print(json.dumps({"implementation": "t", "version": "9", "capabilities": []}))
+            raise SystemExit(0)
+        print(json.dumps({"event": "started", "t": time.time(), "pid": os.getpid()}), flush=True)
+        print("not an event", flush=True)
+        child = os.fork()  # a helper process: must die with the run's process group
+        if child == 0:
+            time.sleep(60)
+        time.sleep(60)
+    """,
+    )
+    driver = create_driver(parse_clients(spec)[0])
+    assert (driver.version, driver.capabilities) == ("9", frozenset())
+
+    async def scenario() -> tuple[list, object]:
+        run = await driver.start("127.0.0.1:1", {"client.id": "c"}, Scenario.idle(seconds=0.1))
+        events = await run.wait(1.0)
+        return events, run
+
+    events, run = asyncio.run(scenario())
+    assert [e.event for e in events] == ["started"]
+    assert run.timed_out and run.other_output == ["not an event"]
+    deadline = time.monotonic() + 2.0  # a killed helper may need a moment to go
+    while _alive_in_group(run.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _alive_in_group(run.pid) == [], "the run left processes behind"
+
+
+def _alive_in_group(pgid: int) -> list[str]:
+    """Processes of the group that still run (zombies wait for init to reap them: not alive)."""
+    listing = subprocess.run(["ps", "-eo", "pid=,pgid=,stat="], capture_output=True, text=True)
+    return [
+        line
+        for line in listing.stdout.splitlines()
+        if line.split()[1] == str(pgid) and not line.split()[2].startswith("Z")
+    ]
+
+
+@pytest.mark.skipif(shutil.which("javac") is None, reason="no javac")
+def test_java_driver_source_compiles_against_the_client_api(tmp_path: Path) -> None:
+    """Stubs of the few kafka-clients types the driver uses stand in for the jar."""
+    stubs = {
+        "org/apache/kafka/common/utils/AppInfoParser.java":
+            "public class AppInfoParser { public static String getVersion() { return \"x\"; } }",
+        "org/apache/kafka/clients/producer/RecordMetadata.java":
+            "public class RecordMetadata { public String topic() { return null; } "
+            "public int partition() { return 0; } public long offset() { return 0; } }",
+        "org/apache/kafka/clients/producer/Callback.java":
+            "public interface Callback { void onCompletion(RecordMetadata m, Exception e); }",
+        "org/apache/kafka/clients/producer/ProducerRecord.java":
+            "public class ProducerRecord<K, V> { public ProducerRecord(String t, V v) { } }",
+        "org/apache/kafka/clients/producer/KafkaProducer.java":
+            "public class KafkaProducer<K, V> implements AutoCloseable { "
+            "public KafkaProducer(java.util.Properties p) { } "
+            "public Object send(ProducerRecord<K, V> r, Callback c) { return null; } "
+            "public void flush() { } public void close() { } }",
+        "org/apache/kafka/clients/consumer/ConsumerRecord.java":
+            "public class ConsumerRecord<K, V> { public String topic() { return null; } "
+            "public int partition() { return 0; } public long offset() { return 0; } }",
+        "org/apache/kafka/clients/consumer/ConsumerRecords.java":
+            "public class ConsumerRecords<K, V> implements Iterable<ConsumerRecord<K, V>> { "
+            "public java.util.Iterator<ConsumerRecord<K, V>> iterator() { return null; } }",
+        "org/apache/kafka/clients/consumer/KafkaConsumer.java":
+            "public class KafkaConsumer<K, V> implements AutoCloseable { "
+            "public KafkaConsumer(java.util.Properties p) { } "
+            "public void subscribe(java.util.Collection<String> t) { } "
+            "public ConsumerRecords<K, V> poll(java.time.Duration d) { return null; } "
+            "public void close() { } }",
+    }  # fmt: skip
+    sources = []
+    for relative, body in stubs.items():
+        path = tmp_path / "stubs" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        package = relative.rsplit("/", 1)[0].replace("/", ".")
+        path.write_text(f"package {package};\n{body}\n")
+        sources.append(str(path))
+    done = subprocess.run(
+        ["javac", "-d", str(tmp_path / "out"), *sources, str(SOURCE)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
