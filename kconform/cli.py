@@ -41,8 +41,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
+        clients=args.client,
     )  # fmt: skip
     return run(options)
+
+
+def _cmd_certify(args: argparse.Namespace) -> int:
+    from kconform.fixtures.clients.registry import parse_clients
+    from kconform.reports.model import RunResults
+    from kconform.runner import RunOptions, certificate, run
+
+    try:
+        parse_clients(args.client)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options = RunOptions(
+        targets="reference", clients=args.client, suites=["client"], out=args.out,
+        junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
+        use_default_baselines=False, verbose=args.verbose,
+    )  # fmt: skip
+    code = run(options)
+    results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
+    if results_path.exists():
+        print()
+        print(certificate(RunResults.read(results_path)))
+    return code
 
 
 def _check_targets(targets: str, brokers: int, bootstrap: str | None) -> None:
@@ -288,7 +311,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-k", default=None, help="pytest -k expression")
     run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
+    run.add_argument("--client", default="", help="client drivers (default: every installed one)")
     run.set_defaults(func=_cmd_run)
+
+    certify = sub.add_parser("certify", help="client suites only, with a certificate-style summary")
+    certify.add_argument("--client", required=True,
+                         help="confluent-kafka, kafka-python, java, command:<path>")  # fmt: skip
+    certify.add_argument("--cases", default="")
+    certify.add_argument("--level", choices=("must", "should", "all"), default="all")
+    certify.add_argument("--out", type=Path, default=None)
+    certify.add_argument("--junit", type=Path, default=None)
+    certify.add_argument("--json", type=Path, default=None)
+    certify.add_argument("-v", "--verbose", action="store_true")
+    certify.set_defaults(func=_cmd_certify)
 
     listing = sub.add_parser("list", help="every case id with level, spec reference and title")
     listing.add_argument("--format", choices=("text", "json"), default="text")

@@ -42,7 +42,8 @@ class RunOptions:
     keyword: str | None = None
     exitfirst: bool = False
     verbose: bool = False
-    suites: list[str] = field(default_factory=lambda: ["broker"])
+    clients: str = ""  # client drivers for the client suites ("" = every installed one)
+    suites: list[str] = field(default_factory=lambda: ["broker", "client"])
 
 
 class Progress:
@@ -70,10 +71,19 @@ class Progress:
                 print(str(report.longrepr), flush=True)
 
 
-def default_baselines(targets: str) -> list[Path]:
-    """Committed baselines (`baselines/<target>.json`) for the targets being run."""
-    names = [t.strip() for t in targets.split(",") if t.strip()]
+def default_baselines(subjects: str) -> list[Path]:
+    """Committed baselines (`baselines/<subject>.json`) for the targets and clients being run;
+    an empty client list means every installed driver, so every driver baseline applies."""
+    names = [t.strip() for t in subjects.split(",") if t.strip()]
     return [BASELINES_DIR / f"{n}.json" for n in names if (BASELINES_DIR / f"{n}.json").is_file()]
+
+
+def _client_names(clients: str) -> str:
+    if clients:
+        return clients
+    from kconform.fixtures.clients.registry import parse_clients
+
+    return ",".join(spec.label for spec in parse_clients(""))
 
 
 def output_dir(base: Path | None) -> Path:
@@ -106,11 +116,16 @@ def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
     ]  # fmt: skip
     if options.bootstrap_server:
         args += ["--bootstrap-server", options.bootstrap_server]
+    if options.clients:
+        args += ["--client", options.clients]
     if options.cases:
         args += ["--cases", options.cases]
     baselines = list(options.baselines)
     if options.use_default_baselines:
-        baselines += [b for b in default_baselines(options.targets) if b not in baselines]
+        subjects = options.targets
+        if "client" in options.suites:
+            subjects += "," + _client_names(options.clients)
+        baselines += [b for b in default_baselines(subjects) if b not in baselines]
     for baseline in baselines:
         args += ["--baseline", str(baseline)]
     if options.keyword:
@@ -138,6 +153,26 @@ def run(options: RunOptions) -> int:
     print(f"results: {results_path}")
     print(f"report:  {out / 'index.html'}  ({time.time() - started:.1f} s)")
     return exit_code(results, int(code))
+
+
+def certificate(results: RunResults) -> str:
+    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed."""
+    lines = []
+    for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
+        mine = [r for r in results.results if r.subject == subject]
+        judged = [r for r in mine if r.verdict not in ("unsupported", "skipped")]
+        must_failed = [r.case_id for r in judged if r.level == "MUST" and r.verdict != "pass"]
+        should_missed = [r.case_id for r in judged if r.verdict == "non-strict"]
+        version = next((r.version for r in mine if r.version), "")
+        status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
+        named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")
+        lines += [
+            f"{subject} {version}: {status}",
+            f"  cases judged {len(judged)}, unsupported/skipped {len(mine) - len(judged)}",
+            f"  MUST cases not passed: {len(must_failed)}" + (f" ({named})" if must_failed else ""),
+            f"  SHOULD cases non-strict: {len(should_missed)}",
+        ]
+    return "\n".join(lines) or "no client results"
 
 
 def write_reports(

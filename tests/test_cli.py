@@ -160,3 +160,11 @@ def test_serve_prints_bootstrap_first_and_stops_cleanly_on_sigterm() -> None:
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=15)
     assert process.returncode == 0, stderr
+
+
+def test_certify_prints_a_certificate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["certify", "--client", "kafka-python", "--cases", "kip511.client.software_identity"]
+    assert main([*args, "--out", str(tmp_path)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "kafka-python 3." in out and "CONFORMS to every MUST rule checked" in out
+    assert main(["certify", "--client", "no-such-driver"]) == EXIT_USAGE
