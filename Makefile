@@ -40,6 +40,7 @@ typecheck-only:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
 	$(BIN)/python benchmarks/targets.py
+	$(BIN)/python benchmarks/suite.py
 
 ## chromium: headless browser for the HTML report test (Debian package; needs root)
 chromium:
