@@ -168,3 +168,24 @@ def test_certify_prints_a_certificate(tmp_path: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "kafka-python 3." in out and "CONFORMS to every MUST rule checked" in out
     assert main(["certify", "--client", "no-such-driver"]) == EXIT_USAGE
+
+
+def test_ctrl_c_keeps_the_results_gathered_so_far(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.cli", "run", "--target", "reference", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=60)
+    assert process.returncode == EXIT_USAGE, progress + [stdout]
+    results = RunResults.read(out / "results.json")
+    assert results.interrupted and results.results
+    assert (out / "index.html").exists()
+    assert "INTERRUPTED" in stdout
