@@ -184,7 +184,7 @@ def test_ctrl_c_keeps_the_results_gathered_so_far(tmp_path: Path) -> None:
     progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
     process.send_signal(signal.SIGINT)
     stdout, _ = process.communicate(timeout=60)
-    assert process.returncode == EXIT_USAGE, progress + [stdout]
+    assert process.returncode == EXIT_USAGE, [*progress, stdout]
     results = RunResults.read(out / "results.json")
     assert results.interrupted and results.results
     assert (out / "index.html").exists()
