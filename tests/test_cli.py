@@ -6,12 +6,13 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from kconform.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
-from kconform.reports.model import RunResults
+from kconform.reports.model import SCHEMA_PATH, RunResults
 
 
 def test_messages_lists_the_telemetry_apis(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,6 +72,8 @@ def test_run_writes_results_junit_html_and_latest(
         ("kip511.apiversions.valid_software_accepted", "pass")
     ]
     assert ET.parse(run_dir / "junit.xml").getroot().iter("testcase")
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate(json.loads((run_dir / "results.json").read_text()), schema)
     assert "kip511.apiversions.valid_software_accepted" in (run_dir / "index.html").read_text()
 
 
@@ -82,6 +85,21 @@ def test_run_against_a_mutant_exits_1_and_reports_the_evidence(tmp_path: Path) -
     assert result.verdict == "fail"
     page = (run_dir / "cases" / "kip511.apiversions.invalid.space.html").read_text()
     assert "ApiVersionsRequest v3" in page  # the decoded wire log is on the case page
+
+
+def test_no_push_throttle_mutant_exits_1_with_the_failed_case_and_wire_log(tmp_path: Path) -> None:
+    args = [
+        "run",
+        "--target",
+        "reference:no_push_throttle",
+        "--cases",
+        "kip714.push.throttle.early",
+    ]
+    assert main([*args, "--out", str(tmp_path)]) == EXIT_FAILURES
+    (result,) = RunResults.read(tmp_path / "results.json").results
+    assert (result.verdict, result.level) == ("fail", "MUST")
+    page = (tmp_path / "cases" / "kip714.push.throttle.early.html").read_text()
+    assert "PushTelemetryRequest v0" in page and "THROTTLING_QUOTA_EXCEEDED" in page
 
 
 def test_run_rejects_bad_flags_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
