@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test lint typecheck typecheck-only bench setup clean chromium
+.PHONY: run test lint typecheck typecheck-only bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -18,7 +18,7 @@ BASELINE_ARGS := $(foreach b,$(wildcard baselines/*.json),--baseline $(b))
 
 ## test: set up .venv and run the whole test suite
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
+	SPARK_LOCAL_IP=127.0.0.1 $(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over codecs/
 lint: $(STAMP) typecheck
@@ -47,6 +47,10 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium could not be installed: the browser test will be skipped"
+
+## bench-volumes: volume comparison at 1k/10k/100k partitions, Spark local[2] vs pandas (~1.5 min, ~5 GiB)
+bench-volumes: $(STAMP)
+	SPARK_LOCAL_IP=127.0.0.1 $(BIN)/python benchmarks/volumes.py
 
 setup: $(STAMP)
 

@@ -370,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     decode.add_argument("--json", action="store_true", help="also print every field as JSON")
     decode.set_defaults(func=_cmd_decode)
+
+    from kconform.volumes_cli import add_volumes_parser
+
+    add_volumes_parser(sub)
     return parser
 
 

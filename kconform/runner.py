@@ -43,7 +43,7 @@ class RunOptions:
     exitfirst: bool = False
     verbose: bool = False
     clients: str = ""  # client drivers for the client suites ("" = every installed one)
-    suites: list[str] = field(default_factory=lambda: ["broker", "client"])
+    suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
 
 
 class Progress:

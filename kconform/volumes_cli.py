@@ -1,0 +1,232 @@
+"""`kconform volumes`: one volume run against one target, then the Spark comparison.
+
+The same run the `kip977.volumes.*` cases make, with the workload in the user's hands (topics,
+partitions, records, value sizes, key skew, compression) and the evidence kept: `ledger.parquet`,
+`samples.parquet`, `run.json`, `volumes-result.parquet` and `volumes-summary.json` in `--out`.
+Exit codes as `kconform run`: 0 every source agrees with the ledger, 1 a mismatch or a missing
+reading, 2 the run could not be made (bad flags, target unavailable, nothing delivered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+DEFAULT_OUT = Path("reports") / "out"
+SHOWN_ROWS = 20
+
+
+def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `volumes` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "volumes",
+        help="produce a known keyed volume and compare the target's partition "
+        "metrics with it (KIP-977 meters, end offsets, client telemetry; Spark)",
+    )
+    p.add_argument("--target", default="reference", help="one target (default: reference)")
+    p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--topics", type=int, default=2)
+    p.add_argument("--partitions", type=int, default=3, help="per topic")
+    p.add_argument("--records", type=int, default=300, help="per topic")
+    p.add_argument("--value-bytes", default="64:1024", help="value size range MIN:MAX")
+    p.add_argument("--keys", type=int, default=64, help="distinct keys")
+    p.add_argument("--zipf", type=float, default=1.8, help="key skew exponent (0: uniform)")
+    p.add_argument("--seed", type=int, default=977)
+    p.add_argument(
+        "--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd")
+    )
+    p.add_argument("--out", type=Path, default=None, help="default reports/out/volumes-<time>")
+    p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    p.add_argument("--no-spark", action="store_true", help="write ledger and samples only")
+    p.set_defaults(func=command)
+    return p
+
+
+def command(args: argparse.Namespace, spark: Any = None) -> int:
+    """Run `kconform volumes`; `spark` lets a caller (a test) lend its session."""
+    from kconform.cli import UsageError
+    from kconform.fixtures.targets.base import TargetError
+    from kconform.suites.volumes.run import VolumeRun, compare
+
+    workload = _workload(args)
+    out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
+    try:
+        run: VolumeRun = _produce_and_collect(args, workload, out)
+    except TargetError as exc:
+        print(f"kconform: volume run failed: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for source, note in run.notes.items():
+        print(f"{source:<18} {note}")
+    if run.production.records() == 0:
+        print(f"kconform: nothing delivered: {run.production.errors[:3]}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.no_spark:
+        print(f"ledger:  {run.ledger_path}\nsamples: {run.samples_path}")
+        return EXIT_OK
+    if not run.samples:
+        print(
+            f"kconform: {run.target} offered no source to compare with the ledger "
+            f"({run.ledger_path})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from kconform.pipelines.spark import local_spark
+
+    own = spark is None
+    session = spark if spark is not None else local_spark(args.master)
+    try:
+        summary = compare(session, run)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if own:
+            session.stop()
+    print(render_table(summary))
+    print(f"summary: {out / 'volumes-summary.json'}")
+    totals = summary["totals"]
+    return EXIT_FAILURES if totals["mismatch"] or totals["missing"] else EXIT_OK
+
+
+def _workload(args: argparse.Namespace) -> Any:
+    from kconform.cli import UsageError
+    from kconform.suites.volumes.workload import Workload
+
+    low, sep, high = str(args.value_bytes).partition(":")
+    try:
+        sizes = (int(low), int(high if sep else low))
+        return Workload(
+            topics=args.topics,
+            partitions=args.partitions,
+            records=args.records,
+            value_bytes=sizes,
+            keys=args.keys,
+            zipf=args.zipf,
+            seed=args.seed,
+            compression=args.compression,
+        )
+    except ValueError:
+        raise UsageError(
+            f"not a workload: --value-bytes {args.value_bytes!r}, --topics "
+            f"{args.topics}, --partitions {args.partitions}, --records "
+            f"{args.records}, --keys {args.keys}"
+        ) from None
+
+
+def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> Any:
+    """Start the target, make the run on a private event loop, undo its settings, stop it."""
+    from kconform.cli import UsageError
+    from kconform.fixtures.connection import KafkaConnection
+    from kconform.fixtures.runtime import LoopThread
+    from kconform.fixtures.targets.base import Capability
+    from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
+    from kconform.fixtures.wirelog import WireLog
+    from kconform.suites.volumes.run import run_volumes
+
+    try:
+        specs = parse_targets(args.target, brokers=args.brokers, bootstrap=args.bootstrap_server)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+    if len(specs) != 1:
+        raise UsageError("volumes takes exactly one target")
+    target = create_target(specs[0])
+    runtime = LoopThread("kconform-volumes")
+    connections: list[KafkaConnection] = []
+    cleanups: list[Any] = []
+    wire_log = WireLog()
+
+    async def connect(index: int) -> KafkaConnection:
+        broker = list(target.brokers)[index % len(target.brokers)]
+        connection = await KafkaConnection.open(
+            broker.host,
+            broker.port,
+            client_id="kconform-volumes",
+            wire_log=wire_log,
+            label=f"volumes->broker {broker.node_id}",
+        )
+        connections.append(connection)
+        return connection
+
+    target.start()
+    try:
+        if not target.has(Capability.TOPIC_ADMIN):
+            raise UsageError(f"{target.name} lacks topic_admin: the run needs fresh topics")
+        prefix = f"kconform-vol-{uuid.uuid4().hex[:8]}"
+        return runtime.run(
+            run_volumes(target, connect, cleanups.append, workload, out, prefix=prefix),
+            timeout=600,
+        )
+    finally:
+        for cleanup in reversed(cleanups):
+            try:
+                outcome = cleanup()
+                if inspect.isawaitable(outcome):
+                    runtime.run(_awaited(outcome), timeout=30)
+            except Exception as exc:  # the run's evidence is written; say what was left over
+                print(f"kconform: cleanup failed: {exc}", file=sys.stderr)
+        for connection in connections:
+            runtime.run(connection.close(), timeout=10)
+        runtime.stop()
+        target.stop()
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def render_table(summary: dict[str, Any], limit: int = SHOWN_ROWS) -> str:
+    """The summary as the terminal shows it: per-source counts, then rows, mismatches first."""
+    lines = [
+        f"{'source/metric':<34} {'rows':>5} {'ok':>5} {'mismatch':>8} {'missing':>7} "
+        f"{'hot':>4} {'hot?!':>5}"
+    ]
+    for s in summary["sources"]:
+        lines.append(
+            f"{s['source'] + '/' + s['metric']:<34} {s['rows']:>5} {s['ok']:>5} "
+            f"{s['mismatch']:>8} {s['missing']:>7} {s['hot_ledger']:>4} {s['hot_disagreements']:>5}"
+        )
+    lines.append("")
+    lines.append(
+        f"{'status':<9} {'source/metric':<30} {'topic-partition':<34} {'produced':>9} "
+        f"{'expected':>17} {'delta':>10} {'share':>6} hot"
+    )
+    for row in summary["rows"][:limit]:
+        produced = row["produced_records" if row["quantity"] == "records" else "produced_bytes"]
+        low, high = int(row["expected_low"]), int(row["expected_high"])
+        expected = str(low) if low == high else f"{low}..{high}"
+        delta = "-" if row["delta"] is None else f"{row['delta']:.0f}"
+        share = "" if row["ledger_share"] is None else f"{row['ledger_share']:.0%}"
+        where = f"{row['topic']}-{row['partition'] if row['partition'] >= 0 else '*'}"
+        lines.append(
+            f"{row['status']:<9} {row['source'] + '/' + row['metric']:<30} {where[-34:]:<34} "
+            f"{produced:>9} {expected:>17} {delta:>10} {share:>6} "
+            f"{'yes' if row['hot_ledger'] else ''}"
+        )
+    hidden = len(summary["rows"]) - limit + summary.get("rows_truncated", 0)
+    if hidden > 0:
+        lines.append(f"... {hidden} more rows in the result Parquet")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, *, spark: Any = None) -> int:
+    """`python -m kconform.volumes_cli [flags]`: the subcommand without the rest of the CLI."""
+    from kconform.cli import UsageError, _Parser
+
+    parser = _Parser(prog="kconform")
+    add_volumes_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    args = parser.parse_args(["volumes", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return command(args, spark)
+    except UsageError as exc:
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

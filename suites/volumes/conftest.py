@@ -1,0 +1,32 @@
+"""Fixtures of the volume cases: one Spark session and one volume run per target, both lazy.
+
+Neither starts anything when requested: a run that deselects these cases, or a target whose
+cases are unsupported, pays no JVM start and no traffic (`LazySpark`, `Volumes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kconform.pipelines.spark import PANDAS_WARNING, SHARED_SPARK, LazySpark
+from kconform.suites.volumes.session import Volumes
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "spark: needs PySpark and Java 17 (tox -e spark)")
+    config.addinivalue_line("filterwarnings", f"ignore:{PANDAS_WARNING}:FutureWarning")
+
+
+@pytest.fixture(scope="session")
+def lazy_spark() -> Iterator[LazySpark]:
+    """The process's Spark session, started by the first case that calls `.get()`."""
+    yield SHARED_SPARK
+    SHARED_SPARK.stop()
+
+
+@pytest.fixture(scope="session")
+def volumes(lazy_spark: LazySpark, tmp_path_factory: pytest.TempPathFactory) -> Volumes:
+    """Each target's volume run, made by the first case that asks for it."""
+    return Volumes(lazy_spark, tmp_path_factory.mktemp("volumes"))

@@ -1,0 +1,91 @@
+"""`kconform volumes` (kconform.volumes_cli): one-line usage errors, and a whole small run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconform.pipelines.volumes_model import SUMMARY_FILE
+from kconform.suites.volumes.run import LEDGER_FILE, RUN_FILE, SAMPLES_FILE
+from kconform.volumes_cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--value-bytes", "big"], "not a workload"),
+        (["--partitions", "0"], "not a workload"),
+        (["--target", "nonsense"], "unknown target"),
+        (["--target", "reference,librdkafka_mock"], "exactly one target"),
+    ],
+)
+def test_bad_flags_are_one_line_and_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_target_without_sources_is_not_a_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "--target",
+            "librdkafka_mock",
+            "--brokers",
+            "1",
+            "--topics",
+            "1",
+            "--records",
+            "20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "offered no source" in captured.err
+    assert "reports no partition metrics" in captured.out
+    assert (tmp_path / LEDGER_FILE).exists()
+
+
+@pytest.mark.spark
+def test_a_small_run_on_the_reference(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "--brokers",
+            "2",
+            "--topics",
+            "1",
+            "--partitions",
+            "3",
+            "--records",
+            "150",
+            "--out",
+            str(tmp_path),
+        ],
+        spark=spark,
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for name in (LEDGER_FILE, SAMPLES_FILE, RUN_FILE, SUMMARY_FILE):
+        assert (tmp_path / name).exists(), name
+    summary = json.loads((tmp_path / SUMMARY_FILE).read_text())
+    assert summary["totals"]["records"] == 150 and summary["totals"]["mismatch"] == 0
+    judged = {(s["source"], s["metric"]) for s in summary["sources"]}
+    assert judged == {
+        ("list_offsets", "end_offset"),
+        ("kip977", "MessagesInPerSec"),
+        ("kip977", "BytesInPerSec"),
+        ("kip977", "BytesOutPerSec"),
+    }
+    assert summary["run"]["records_read_back"] == 150
+    assert "source/metric" in out and "client_telemetry" in out
+    assert spark.sparkContext._jsc is not None  # a lent session is not stopped
