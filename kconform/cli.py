@@ -46,6 +46,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run(options)
 
 
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from kconform.fuzzing import run_fuzz
+
+    return run_fuzz(args)
+
+
 def _cmd_certify(args: argparse.Namespace) -> int:
     from kconform.fixtures.clients.registry import parse_clients
     from kconform.reports.model import RunResults
@@ -374,6 +380,15 @@ def build_parser() -> argparse.ArgumentParser:
     from kconform.volumes_cli import add_volumes_parser
 
     add_volumes_parser(sub)
+
+    from kconform.fuzzing import add_arguments as add_fuzz_arguments
+
+    fuzz = sub.add_parser(
+        "fuzz", help="fuzz one target for a time budget: malformed requests, random sessions "
+        "checked against the reference model",
+    )  # fmt: skip
+    add_fuzz_arguments(fuzz)
+    fuzz.set_defaults(func=_cmd_fuzz)
     return parser
 
 

@@ -1,0 +1,160 @@
+"""`kconform fuzz`: the fuzz suites against one target for a wall-clock budget.
+
+`kconform fuzz --target reference --budget 10m --seed 7` runs every `fuzz.*` case (request
+fuzzing and stateful model-based testing, `suites/fuzz/`) through the same pytest machinery as
+`kconform run`, so verdicts, results JSON and reports are the usual ones. The budget is shared
+evenly by the fuzz cases collected (`suites.fuzz.budget`); each case then searches until its
+share is used instead of stopping at a fixed example count. After the run it prints, per case,
+the examples tried, examples per second, and how many distinct response shapes (api, error
+code, or closed/hang) the target produced: a fuzzer that sees one shape is not exploring.
+
+Findings on real targets join the regression corpus (`suites/fuzz/regressions/`) and are
+replayed by every later run; findings on `reference:<mutant>` self-test targets do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kconform.suites.fuzz.budget import (
+    BUDGET_ENV,
+    DEADLINE_ENV,
+    SEED_ENV,
+    BudgetError,
+    parse_budget,
+)
+
+EXIT_USAGE = 2
+CASE_TIMEOUT_MARGIN = 120.0
+"""Seconds beyond the whole budget before the plugin gives up on one case: the case's own clock
+stops it long before, this only catches a harness that hangs."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `kconform fuzz` options (the CLI adds them to its `fuzz` subparser)."""
+    parser.add_argument(
+        "--target",
+        default="reference",
+        help="reference, reference:<mutant>, librdkafka_mock, external, kraft[:v]",
+    )
+    parser.add_argument(
+        "--budget",
+        default="60s",
+        help="wall-clock time for all fuzz cases: 60s, 10m, 2h (default 60s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="Hypothesis seed (reproducible runs)"
+    )
+    parser.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    parser.add_argument("--brokers", type=int, default=1, help="brokers per embedded target")
+    parser.add_argument("--cases", default="fuzz.", help="fuzz case ids: prefixes or wildcards")
+    parser.add_argument(
+        "--profile",
+        choices=("quick", "deep"),
+        default="deep",
+        help="Hypothesis profile (step counts of the stateful case)",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="report folder")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print failures as they happen"
+    )
+
+
+@contextmanager
+def _environment(values: dict[str, str | None]) -> Iterator[None]:
+    """Set (or unset) environment variables for the in-process pytest run, then restore them."""
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run_fuzz(args: argparse.Namespace) -> int:
+    """Run the fuzz cases; returns the exit code (0 clean, 1 findings, 2 errors or bad usage)."""
+    import pytest
+
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+    from kconform.reports.model import RunResults
+    from kconform.runner import (
+        Progress,
+        RunOptions,
+        exit_code,
+        output_dir,
+        pytest_args,
+        render_summary,
+        write_reports,
+    )
+
+    try:
+        budget = parse_budget(args.budget)
+        parse_targets(args.target, brokers=args.brokers, bootstrap=args.bootstrap_server)
+    except (BudgetError, UnknownTarget) as exc:
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = args.out or output_dir(None)
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.json"
+    options = RunOptions(
+        targets=args.target,
+        bootstrap_server=args.bootstrap_server,
+        brokers=args.brokers,
+        cases=args.cases,
+        out=out,
+        verbose=args.verbose,
+        suites=["fuzz"],
+    )
+    timeout = str(budget + CASE_TIMEOUT_MARGIN)
+    argv = [*pytest_args(options, results_path), "--case-timeout", timeout,
+            "--kconform-profile", args.profile]  # fmt: skip
+    seed = None if args.seed is None else str(args.seed)
+    print(
+        f"kconform fuzz: {args.target}, budget {budget:.0f}s shared by the fuzz cases"
+        + (f", seed {seed}" if seed else ""),
+        flush=True,
+    )
+    started = time.monotonic()
+    deadline = str(time.time() + budget)
+    with _environment({BUDGET_ENV: str(budget), DEADLINE_ENV: deadline, SEED_ENV: seed}):
+        code = pytest.main(argv, plugins=[Progress(args.verbose)])
+    if not results_path.exists():
+        print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
+        return EXIT_USAGE
+    results = RunResults.read(results_path)
+    write_reports(results, out)
+    print(fuzz_table(results))
+    print(render_summary(results))
+    print(f"report:  {out / 'index.html'}  ({time.monotonic() - started:.1f} s)")
+    return exit_code(results, int(code))
+
+
+def fuzz_table(results: object) -> str:
+    """Per case and target: verdict, examples, examples/s, distinct response shapes."""
+    from kconform.reports.model import RunResults
+
+    assert isinstance(results, RunResults)
+    rows = [
+        f"{'case':<42} {'target':<28} {'verdict':<12} {'examples':>8} {'ex/s':>7} {'shapes':>6}"
+    ]
+    for r in results.results:
+        seen = {e.what: e.observed for e in r.expectations}
+        rows.append(
+            f"{r.case_id:<42} {r.subject:<28} {r.verdict:<12} {seen.get('examples run', '-')!s:>8}"
+            f" {seen.get('examples/s', '-')!s:>7} {seen.get('distinct response shapes', '-')!s:>6}"
+        )
+    return "\n".join(rows)

@@ -1,0 +1,227 @@
+"""The stateful fuzzer's oracle: the pure reference broker, fed the same requests and clock.
+
+`TimedModel` wraps `fixtures.reference.ReferenceBroker` (Apache Kafka's ClientMetricsManager and
+config validation, the KIP winning where the rulings say so). Each real request is bracketed by
+`time.monotonic()` readings in ms, t0 before sending and t1 after the answer; the target handled
+it somewhere in between. The model answers at the middle of that window and, on copies of its
+state, at both ends widened by a few ms; near an interval boundary those answers differ, and
+then each of them is acceptable: the model keeps the copy whose answer the target gave, so it
+stays in step with the target's clock. Everything else must match exactly.
+
+`RULES` names the KIP rule (and SPEC section) behind each answer, for the trace of a mismatch.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from dataclasses import dataclass
+
+from kconform.codecs.errors import ErrorCode, error_name
+from kconform.codecs.framing import RequestFrame, decode_request
+from kconform.codecs.messages import RequestHeader, request_header_version
+from kconform.codecs.schema import Message
+from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
+
+SLACK_MS = 5
+"""Widening of each window: the target's clock and ours are read at different instants."""
+
+
+def now_ms() -> int:
+    """The clock the reference target reads too (`int(time.monotonic() * 1000)`)."""
+    return int(time.monotonic() * 1000)
+
+
+@dataclass
+class Candidate:
+    """The model's answer if the target handled the request at `at_ms`, and the state after."""
+
+    at_ms: int
+    outcome: Outcome
+    broker: ReferenceBroker
+
+
+class TimedModel:
+    """The reference broker driven by real clock readings (see the module docstring)."""
+
+    def __init__(self, telemetry_max_bytes: int) -> None:
+        self.broker = ReferenceBroker({}, telemetry_max_bytes=telemetry_max_bytes)
+        self.widest_window = 0
+        self.ambiguous_steps = 0
+
+    def candidates(
+        self, ctx: RequestContext, request: RequestFrame, t0: int, t1: int
+    ) -> list[Candidate]:
+        """The model's answers across the window [t0, t1], middle first, distinct answers only.
+
+        The slack covers our previous choices too: a state committed at a window's middle may be
+        off from the target's by half that window. Each answer is computed on its own copy of
+        the model (pickled once and loaded per time: four times faster than `copy.deepcopy`).
+        """
+        self.widest_window = max(self.widest_window, t1 - t0)
+        slack = SLACK_MS + self.widest_window
+        snapshot = pickle.dumps(self.broker, pickle.HIGHEST_PROTOCOL)
+        found: list[Candidate] = []
+        for at in ((t0 + t1) // 2, t0 - slack, t1 + slack):
+            broker = pickle.loads(snapshot)
+            outcome = broker.handle(ctx, request, at)
+            assert outcome is not None, "the reference answers every request the fuzzer sends"
+            if not any(signature(outcome) == signature(c.outcome) for c in found):
+                found.append(Candidate(at, outcome, broker))
+        if len(found) > 1:
+            self.ambiguous_steps += 1
+        return found
+
+    def commit(self, chosen: Candidate) -> None:
+        self.broker = chosen.broker
+
+
+def as_received(body: Message, version: int, client_id: str) -> RequestFrame:
+    """`body` as the target's request decoder sees it (header included, decoded leniently)."""
+    assert body.api_key is not None
+    header = RequestHeader(
+        request_api_key=body.api_key,
+        request_api_version=version,
+        correlation_id=0,
+        client_id=client_id,
+    )
+    payload = header.encode(request_header_version(body.api_key, version))
+    return decode_request(payload + body.encode(version, strict=False), strict=False)
+
+
+def ruling_4(
+    api_key: int, seen: tuple[object, ...], expected: list[tuple[object, ...]], last_error: int
+) -> str | None:
+    """A Get difference ruling 4 puts below MUST, described with its level; else None.
+
+    Throttling the Get right after an UNKNOWN_SUBSCRIPTION_ID/UNSUPPORTED_COMPRESSION_TYPE push
+    fails a SHOULD; not throttling a plain repeated Get within the interval is INFO."""
+    if api_key != 71 or len(expected) != 1:
+        return None
+    throttled = ErrorCode.THROTTLING_QUOTA_EXCEEDED.name
+    after_error = last_error in (
+        ErrorCode.UNKNOWN_SUBSCRIPTION_ID,
+        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+    )
+    if seen[0] == throttled and expected[0][0] == "NONE" and after_error:
+        return f"SHOULD (ruling 4): Get throttled right after a {ErrorCode(last_error).name} push"
+    if seen[0] == "NONE" and expected[0][0] == throttled:
+        return "INFO (ruling 4): a repeated Get within the interval was not throttled"
+    return None
+
+
+def signature(outcome: Outcome) -> tuple[object, ...]:
+    """What of an answer must match the target's (ids are compared symbolically elsewhere)."""
+    body = outcome.response_body
+    if body is None:
+        return ("closed",)
+    if hasattr(body, "push_interval_ms"):  # GetTelemetrySubscriptionsResponse
+        if body.error_code:
+            return (error_name(body.error_code),)
+        return (
+            "NONE",
+            body.push_interval_ms,
+            tuple(sorted(body.requested_metrics)),
+            tuple(body.accepted_compression_types),
+            body.telemetry_max_bytes,
+        )
+    if hasattr(body, "responses"):  # (Incremental)AlterConfigsResponse
+        return tuple(error_name(r.error_code) for r in body.responses)
+    return (error_name(body.error_code),)
+
+
+def observed_signature(body: Message) -> tuple[object, ...]:
+    """The target's answer, reduced as `signature` reduces the model's."""
+    return signature(Outcome(body, 0))
+
+
+def show(sig: tuple[object, ...]) -> str:
+    """A signature as the trace prints it."""
+    if len(sig) == 5 and sig[0] == "NONE":
+        _, interval, metrics, compression, max_bytes = (
+            str(list(s)) if isinstance(s, tuple) else str(s) for s in sig
+        )
+        return (
+            f"NONE interval={interval} metrics={metrics} compression={compression} "
+            f"max_bytes={max_bytes}"
+        )
+    return "+".join(str(s) for s in sig)
+
+
+RESERVED_RULE = (
+    "SPEC C.4 step 0: a push with a reserved ClientInstanceId (ZERO or ONE, Uuid.RESERVED) gets "
+    "INVALID_REQUEST before anything else is looked at"
+)
+PUSH_RULES = {
+    ErrorCode.INVALID_REQUEST: (
+        "KIP-714 'Client termination': \"A broker must only allow one such unthrottled metrics "
+        'push for each combination of client instance ID and SubscriptionId"; any push after '
+        "the accepted Terminating one gets INVALID_REQUEST (ruling 2; SPEC C.4 step 2)"
+    ),
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: (
+        "KIP-714 'Throttling and rate-limiting': a push before PushIntervalMs expires gets "
+        "THROTTLING_QUOTA_EXCEEDED, except the first push after a Get and a Terminating push "
+        "(SPEC C.4 step 3)"
+    ),
+    ErrorCode.UNKNOWN_SUBSCRIPTION_ID: (
+        "KIP-714 'SubscriptionId': a push with a SubscriptionId other than the instance's "
+        "current one gets UNKNOWN_SUBSCRIPTION_ID (SPEC C.4 step 4)"
+    ),
+    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: (
+        "KIP-714 PushTelemetry validation: a CompressionType outside 0-4 gets "
+        "UNSUPPORTED_COMPRESSION_TYPE; NONE (0) is accepted (SPEC C.4 step 5)"
+    ),
+    ErrorCode.TELEMETRY_TOO_LARGE: (
+        "KIP-714 'Error handling': Metrics larger than telemetry.max.bytes, as sent, get "
+        "TELEMETRY_TOO_LARGE (SPEC C.4 step 6; ruling 12)"
+    ),
+    ErrorCode.INVALID_RECORD: (
+        "KIP-714 'Error handling', INVALID_RECORD: metrics the broker cannot decompress or "
+        "decode (SPEC C.4 step 7; ruling 13)"
+    ),
+    ErrorCode.NONE: (
+        "KIP-714 PushTelemetry: a push that passes every check (instance, termination, interval, "
+        "SubscriptionId, compression, size, payload) is accepted (SPEC C.4 steps 8-9)"
+    ),
+}
+GET_RULES = {
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: (
+        "SPEC C.2 step 3: a Get within PushIntervalMs of the instance's last Get or push is "
+        "throttled, except right after an UNKNOWN_SUBSCRIPTION_ID/UNSUPPORTED_COMPRESSION_TYPE "
+        "push (ruling 4)"
+    ),
+    ErrorCode.NONE: (
+        "KIP-714 GetTelemetrySubscriptions (SPEC C.2 step 4): PushIntervalMs is the lowest "
+        "interval of the matching subscriptions (300000 with none), RequestedMetrics their union "
+        '(exactly ["*"] if one asks for all; ruling 1), AcceptedCompressionTypes [4, 3, 1, 2]'
+    ),
+}
+CONFIG_RULE = (
+    "KIP-714 'Client metrics configuration' / SPEC D: CLIENT_METRICS changes are validated "
+    "(interval.ms 100-3600000, known keys, match patterns) and answered per resource"
+)
+FRESH_ID_RULE = (
+    "KIP-714 'Receiving broker behavior': for a null ClientInstanceId \"the broker will "
+    'generate a unique id for the client" (never ZERO or ONE; SPEC C.2 step 1)'
+)
+SUBSCRIPTION_ID_RULE = (
+    "SPEC C.3: the SubscriptionId is deterministic and changes exactly when the client's "
+    "matched metrics or push interval change"
+)
+
+
+def rule_for(
+    api_key: int, expected: tuple[object, ...], observed: tuple[object, ...], reserved: bool
+) -> str:
+    """The rule a mismatch is about: the one behind the model's error, else the target's.
+    `reserved`: the request named the ZERO or ONE ClientInstanceId."""
+    if api_key in (33, 44):
+        return CONFIG_RULE
+    if api_key == 72 and reserved:
+        return RESERVED_RULE
+    table = PUSH_RULES if api_key == 72 else GET_RULES
+    for sig in (expected, observed):
+        name = str(sig[0])
+        if name != "NONE" and name in ErrorCode.__members__:
+            return table.get(ErrorCode[name], GET_RULES[ErrorCode.NONE])
+    return table[ErrorCode.NONE]
