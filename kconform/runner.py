@@ -182,7 +182,22 @@ def write_reports(
     from kconform.reports.junit import write_junit
 
     write_junit(results, junit or (out / "junit.xml"))
-    write_html(results, out, previous=previous)
+    write_html(results, out, previous=previous, extra_sections=_volume_sections(out))
+
+
+def _volume_sections(out: Path) -> list[str]:
+    """The volume comparisons the run wrote beside its results, as report sections."""
+    import json
+
+    from kconform.reports.volumes_section import render_volumes_section
+
+    sections = []
+    for summary in sorted((out / "volumes").glob("*/volumes-summary.json")):
+        try:
+            sections.append(render_volumes_section(json.loads(summary.read_text("utf-8"))))
+        except (OSError, ValueError) as exc:
+            print(f"kconform: volume summary {summary} not shown: {exc}", file=sys.stderr)
+    return sections
 
 
 def _previous_run(out: Path) -> RunResults | None:

@@ -10,6 +10,7 @@ it stays small with thousands of cases.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from kconform.reports.common import (
@@ -39,11 +40,13 @@ def write_html(
     *,
     previous: RunResults | None = None,
     baseline: dict[str, dict[str, str]] | None = None,
+    extra_sections: Sequence[str] = (),
 ) -> Path:
     """Write `index.html` and `cases/*.html` under `out_dir`; return the index's path.
 
     `previous` is an earlier run to diff verdicts against; `baseline` is {subject: {case_id:
     verdict}} (as baseline files say), on top of the baseline recorded in each result.
+    `extra_sections` are HTML fragments appended to the index (the volume comparison).
     """
     out_dir = Path(out_dir)
     cases_dir = out_dir / "cases"
@@ -67,7 +70,10 @@ def write_html(
             stale.unlink()
     index = out_dir / "index.html"
     comparable = previous is not None or bool(baseline)
-    _write(index, render_index(results, columns, groups, moved, comparable))
+    page = render_index(results, columns, groups, moved, comparable)
+    if extra_sections:
+        page = page.replace("</body>", "".join(extra_sections) + "</body>", 1)
+    _write(index, page)
     return index
 
 

@@ -7,6 +7,7 @@ cases are unsupported, pays no JVM start and no traffic (`LazySpark`, `Volumes`)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,11 @@ def lazy_spark() -> Iterator[LazySpark]:
 
 
 @pytest.fixture(scope="session")
-def volumes(lazy_spark: LazySpark, tmp_path_factory: pytest.TempPathFactory) -> Volumes:
-    """Each target's volume run, made by the first case that asks for it."""
-    return Volumes(lazy_spark, tmp_path_factory.mktemp("volumes"))
+def volumes(
+    lazy_spark: LazySpark, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Volumes:
+    """Each target's volume run, made by the first case that asks for it. With a results file,
+    the runs go beside it (`volumes/<target>/`), where the report finds their summaries."""
+    results = pytestconfig.getoption("--kconform-results", None)
+    directory = Path(results).parent / "volumes" if results else tmp_path_factory.mktemp("volumes")
+    return Volumes(lazy_spark, directory)

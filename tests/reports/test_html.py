@@ -251,3 +251,14 @@ def test_thousands_of_cases_keep_the_index_small(run, make_result, tmp_path):
     assert "WIRE1 " not in text  # wire logs live on the case pages only
     assert index.stat().st_size < 2000 * 1000  # about 1 KB per case row
     assert "WIRE1999 " in (tmp_path / case_file("kip714.bulk.case1999")).read_text()
+
+
+def test_extra_sections_such_as_the_volume_comparison_end_the_index(run, tmp_path):
+    from kconform.runner import _volume_sections
+
+    section = '<section id="volumes"><h2>Volumes</h2></section>'
+    index = write_html(run, tmp_path, extra_sections=[section]).read_text()
+    assert section in index and index.index(section) < index.index("</body>")
+    (tmp_path / "volumes" / "reference").mkdir(parents=True)
+    (tmp_path / "volumes" / "reference" / "volumes-summary.json").write_text("{not json")
+    assert _volume_sections(tmp_path) == []  # an unreadable summary is reported, not fatal
