@@ -10,7 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from kconform.codecs.errors import error_name
 from kconform.codecs.messages import (
     GetTelemetrySubscriptionsRequest,
     PushTelemetryRequest,
@@ -21,6 +24,9 @@ from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import Capability, Subscription
 from kconform.suites.check import Check
+
+WAIT_MARGIN_MS = 30
+"""Added to a push interval before the next request, so timer granularity never makes it early."""
 
 SHORT_INTERVAL_MS = 200
 """Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
@@ -90,3 +96,36 @@ async def subscribed_session(
 
 
 TELEMETRY_ADMIN = (Capability.TELEMETRY, Capability.CLIENT_METRICS_ADMIN)
+
+
+def err(code: int) -> str:
+    """An error code as expectations show it: `THROTTLING_QUOTA_EXCEEDED (89)`."""
+    return f"{error_name(code)} ({code})"
+
+
+def answer(code: int, message: str | None) -> str:
+    """A per-resource admin answer as expectations show it: name and the broker's message."""
+    return f"{error_name(code)} ({message})" if message else error_name(code)
+
+
+async def wait_interval(check: Check, since: float, interval_ms: int) -> None:
+    """Sleep until PushIntervalMs (plus a margin) has passed since `since` (time.monotonic())."""
+    delay = since + (interval_ms + WAIT_MARGIN_MS) / 1000 - time.monotonic()
+    if delay > 0:
+        await check.wait(delay)
+
+
+async def eventually(
+    fetch: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], timeout: float = 5.0
+) -> Any:
+    """`fetch()` until `done` holds or `timeout` passes; the last value either way.
+
+    A KRaft broker applies a config change once it has read it from the metadata log, a moment
+    after the controller answered; the reference applies it at once.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await fetch()
+        if done(value) or time.monotonic() > deadline:
+            return value
+        await asyncio.sleep(0.1)

@@ -14,9 +14,7 @@ per-resource error codes the verdict rests on.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +34,7 @@ from kconform.fixtures.targets.admin import (
     pick_version,
 )
 from kconform.fixtures.targets.base import BrokerTarget, Capability
-from kconform.suites.broker.helpers import get
+from kconform.suites.broker.helpers import answer, eventually, get
 from kconform.suites.check import Check
 from kconform.suites.model import Level, case
 
@@ -150,22 +148,6 @@ def delete_later(check: Check, admin: ConfigAdmin, name: str) -> None:
     check.defer(cleanup)
 
 
-async def eventually(
-    fetch: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], timeout: float = 5.0
-) -> Any:
-    """`fetch()` until `done` holds or `timeout` passes; the last value either way.
-
-    A KRaft broker applies a config change once it has read it from the metadata log, a moment
-    after the controller answered; the reference applies it at once.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await fetch()
-        if done(value) or time.monotonic() > deadline:
-            return value
-        await asyncio.sleep(0.1)
-
-
 def normalized(configs: Mapping[str, str | None]) -> dict[str, Any]:
     """Values as the KIP defines them: lists with whitespace ignored, interval as a number."""
     out: dict[str, Any] = {}
@@ -239,10 +221,6 @@ async def both_apis(
     answers = [("IncrementalAlterConfigs", *await admin.incremental(name, configs))]
     answers.append(("AlterConfigs", *await admin.alter(name, configs)))
     return answers
-
-
-def answer(code: int, message: str | None) -> str:
-    return f"{error_name(code)} ({message})" if message else error_name(code)
 
 
 def _rejected_case(variant: str, spec: Invalid) -> Any:

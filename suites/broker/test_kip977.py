@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from kconform.codecs.messages import (
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import ApiRange
 from kconform.fixtures.targets.base import BrokerTarget, Capability, PartitionMetric
+from kconform.suites.broker.helpers import answer, eventually
 from kconform.suites.check import Check, Inconclusive
 from kconform.suites.model import Level, case
 
@@ -128,22 +129,8 @@ async def verbosity_for_case(check: Check, value: list[Any] | str) -> Broker:
     return admin
 
 
-def answer(code: int, message: str | None) -> str:
-    return f"{error_name(code)} ({message})" if message else error_name(code)
-
-
 def high(*topics: str, names: str = ".*", level: str = "high") -> dict[str, Any]:
     return {"level": level, "names": names, "filters": [{"topics": list(topics)}]}
-
-
-async def eventually(
-    fetch: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], timeout: float = 5.0
-) -> Any:
-    """`fetch()` until `done` holds or `timeout` passes (dynamic configs apply asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while not done(value := await fetch()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    return value
 
 
 # --- traffic: Produce and Fetch through the codec, to each partition's leader -----------------

@@ -19,7 +19,7 @@ from typing import Literal
 import pytest
 
 from kconform.codecs.compression import compress
-from kconform.codecs.errors import ErrorCode, error_name
+from kconform.codecs.errors import ErrorCode
 from kconform.codecs.otlp import build_metrics_data, gauge
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
@@ -28,10 +28,12 @@ from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
 from kconform.suites.broker.helpers import (
     TELEMETRY_ADMIN,
+    err,
     get,
     payload,
     push,
     subscribed_session,
+    wait_interval,
 )
 from kconform.suites.check import Check, Inconclusive
 from kconform.suites.model import Level, case
@@ -49,7 +51,6 @@ NONE, THROTTLED = ErrorCode.NONE, ErrorCode.THROTTLING_QUOTA_EXCEEDED
 UNKNOWN_SUBSCRIPTION = ErrorCode.UNKNOWN_SUBSCRIPTION_ID
 INTERVAL_MS = 300  # cases that must stay inside one PushIntervalMs never wait for it
 WAIT_INTERVAL_MS = 100  # cases that must outlive one PushIntervalMs wait for this one
-WAIT_MARGIN_MS = 30
 TELEMETRY_MAX_BYTES = "telemetry.max.bytes"
 LOWERED_MAX_BYTES = 2048
 MAX_PAYLOAD_BUILT = 8 << 20  # a larger advertised TelemetryMaxBytes is not worth a payload
@@ -63,19 +64,8 @@ CODECS: dict[str, tuple[int, Framing]] = {  # case variant: (CompressionType, sn
 }
 
 
-def err(code: int) -> str:
-    return f"{error_name(code)} ({code})"
-
-
 def digest(data: bytes) -> str:
     return f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()[:16]}"
-
-
-async def wait_interval(check: Check, since: float, interval_ms: int) -> None:
-    """Sleep until PushIntervalMs (plus a margin) has passed since `since` (time.monotonic())."""
-    delay = since + (interval_ms + WAIT_MARGIN_MS) / 1000 - time.monotonic()
-    if delay > 0:
-        await check.wait(delay)
 
 
 async def session(

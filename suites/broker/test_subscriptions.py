@@ -14,14 +14,21 @@ import time
 import uuid
 from collections.abc import Mapping
 
-from kconform.codecs.errors import ErrorCode, error_name
+from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import java_host_address, kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription
-from kconform.suites.broker.helpers import TELEMETRY_ADMIN, get, push, subscribe
+from kconform.suites.broker.helpers import (
+    TELEMETRY_ADMIN,
+    err,
+    get,
+    push,
+    subscribe,
+    wait_interval,
+)
 from kconform.suites.check import Check
 from kconform.suites.model import Level, case
 
@@ -37,21 +44,9 @@ SUBSCRIPTION_ID = (
 NONE, THROTTLED = ErrorCode.NONE, ErrorCode.THROTTLING_QUOTA_EXCEEDED
 INTERVAL_MS = 300  # cases that must stay inside one PushIntervalMs never wait for it
 WAIT_INTERVAL_MS = 100  # cases that must outlive one PushIntervalMs wait for this one
-WAIT_MARGIN_MS = 30
 DEFAULT_INTERVAL_MS = 300_000
 TELEMETRY_MAX_BYTES, DEFAULT_MAX_BYTES = "telemetry.max.bytes", 1_048_576
 HANDSHAKES, HANDSHAKE_CONNECTIONS = 1000, 4
-
-
-def err(code: int) -> str:
-    return f"{error_name(code)} ({code})"
-
-
-async def wait_interval(check: Check, since: float, interval_ms: int) -> None:
-    """Sleep until PushIntervalMs (plus a margin) has passed since `since` (time.monotonic())."""
-    delay = since + (interval_ms + WAIT_MARGIN_MS) / 1000 - time.monotonic()
-    if delay > 0:
-        await check.wait(delay)
 
 
 async def add_subscription(
