@@ -56,6 +56,12 @@ from kconform.codecs.messages.telemetry import (
     PushTelemetryRequest,
     PushTelemetryResponse,
 )
+from kconform.codecs.messages.topics import (
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
 from kconform.codecs.schema import Message
 
 API_VERSIONS_KEY = 18
@@ -72,6 +78,8 @@ _PAIRS: list[tuple[type[Message], type[Message]]] = [
     (HeartbeatRequest, HeartbeatResponse),
     (LeaveGroupRequest, LeaveGroupResponse),
     (SyncGroupRequest, SyncGroupResponse),
+    (CreateTopicsRequest, CreateTopicsResponse),
+    (DeleteTopicsRequest, DeleteTopicsResponse),
     (InitProducerIdRequest, InitProducerIdResponse),
     (DescribeConfigsRequest, DescribeConfigsResponse),
     (AlterConfigsRequest, AlterConfigsResponse),
@@ -133,6 +141,10 @@ __all__ = [
     "AlterConfigsResponse",
     "ApiVersionsRequest",
     "ApiVersionsResponse",
+    "CreateTopicsRequest",
+    "CreateTopicsResponse",
+    "DeleteTopicsRequest",
+    "DeleteTopicsResponse",
     "DescribeClusterRequest",
     "DescribeClusterResponse",
     "DescribeConfigsRequest",

@@ -69,6 +69,7 @@ SHIPPED: dict[str, Any] = {  # kafka-python's own classes
         "ApiVersions", "Metadata", "FindCoordinator",  # kafka.protocol.metadata
         "DescribeCluster", "DescribeConfigs", "AlterConfigs",  # kafka.protocol.admin
         "IncrementalAlterConfigs", "ListConfigResources",
+        "CreateTopics", "DeleteTopics",  # kafka.protocol.admin.topics
         "Produce",  # kafka.protocol.producer
         "Fetch", "ListOffsets",  # kafka.protocol.consumer
     )

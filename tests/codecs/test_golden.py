@@ -22,6 +22,8 @@ from kconform.codecs.messages import (
     AlterConfigsRequest,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
     DescribeClusterResponse,
     DescribeConfigsRequest,
     FetchRequest,
@@ -74,6 +76,8 @@ def golden(name: str, cls: type[Message], version: int, value: Message, *parts: 
 
 AV = ApiVersionsResponse
 MD = MetadataResponse
+CT = CreateTopicsRequest
+CTR = CreateTopicsResponse
 
 VECTORS = [
     # --- headers (SPEC A.3) -------------------------------------------------------------------
@@ -294,6 +298,69 @@ VECTORS = [
            "05", txt("sub1"), "00",
            "05", txt("sub2"), "00",
            "00"),
+    # --- topic administration -----------------------------------------------------------------
+    golden("CreateTopicsRequest-v7", CT, 7,
+           CT(topics=[
+               CT.CreatableTopic(name="t1", num_partitions=3, replication_factor=-1, configs=[
+                   CT.CreatableTopicConfig(name="cleanup.policy", value="compact"),
+                   CT.CreatableTopicConfig(name="retention.ms", value=None)]),
+               CT.CreatableTopic(name="t2", num_partitions=-1, replication_factor=-1,
+                                 assignments=[CT.CreatableReplicaAssignment(
+                                     partition_index=0, broker_ids=[1, 2])])],
+              timeout_ms=30_000, validate_only=True),
+           "03",        # Topics: 2
+           "03", txt("t1"),  # Name (2 + 1)
+           "00000003",  # NumPartitions 3
+           "ffff",      # ReplicationFactor -1: the broker's default (v4+, KIP-464)
+           "01",        # Assignments []
+           "03",        # Configs: 2
+           "0f", txt("cleanup.policy"), "08", txt("compact"), "00",  # Name (14 + 1), Value (7 + 1)
+           "0d", txt("retention.ms"), "00", "00",  # Name (12 + 1), Value null
+           "00",        # topic tag section
+           "03", txt("t2"),  # Name
+           "ffffffff", "ffff",  # NumPartitions -1, ReplicationFactor -1: manual assignment
+           "02",        # Assignments: 1
+           "00000000",  # PartitionIndex 0
+           "03", "00000001", "00000002",  # BrokerIds [1, 2]
+           "00",        # assignment tag section
+           "01",        # Configs []
+           "00",        # topic tag section
+           "00007530",  # timeoutMs 30000
+           "01",        # validateOnly true
+           "00"),
+    golden("CreateTopicsResponse-v5", CTR, 5,
+           CTR(throttle_time_ms=0, topics=[
+               CTR.CreatableTopicResult(
+                   name="t1", error_message=None, num_partitions=3, replication_factor=1,
+                   configs=[CTR.CreatableTopicConfigs(name="cleanup.policy", value="compact",
+                                                      config_source=1)]),
+               CTR.CreatableTopicResult(name="t2", error_code=36,
+                                        error_message="Topic 't2' already exists."),
+               CTR.CreatableTopicResult(
+                   name="t3", error_message=None, topic_config_error_code=29, num_partitions=1,
+                   replication_factor=1, configs=None)]),
+           "00000000",  # ThrottleTimeMs
+           "04",        # Topics: 3
+           "03", txt("t1"),  # Name (no TopicId before v7)
+           "0000",      # ErrorCode NONE
+           "00",        # ErrorMessage null
+           "00000003", "0001",  # NumPartitions 3, ReplicationFactor 1 (v5+)
+           "02",        # Configs: 1
+           "0f", txt("cleanup.policy"), "08", txt("compact"),  # Name, Value
+           "00",        # ReadOnly false
+           "01",        # ConfigSource 1 DYNAMIC_TOPIC_CONFIG
+           "00", "00",  # IsSensitive false, config tag section
+           "00",        # topic tag section: TopicConfigErrorCode 0 is the default, not written
+           "03", txt("t2"),
+           "0024",      # ErrorCode 36 TOPIC_ALREADY_EXISTS
+           "1b", txt("Topic 't2' already exists."),  # ErrorMessage (26 + 1)
+           "ffffffff", "ffff",  # NumPartitions -1, ReplicationFactor -1 (defaults)
+           "01",        # Configs [] (the default: nullable, but not null by default)
+           "00",
+           "03", txt("t3"), "0000", "00", "00000001", "0001",
+           "00",        # Configs null: the configs could not be described...
+           "01", "00", "02", "001d",  # ...so tag 0 TopicConfigErrorCode, 2 bytes: 29
+           "00"),       # TOPIC_AUTHORIZATION_FAILED; then the top-level tag section
     # --- cluster metadata ---------------------------------------------------------------------
     golden("MetadataResponse-v1", MD, 1,
            MD(brokers=[MD.MetadataResponseBroker(node_id=1, host="b1", port=9092)],
@@ -442,6 +509,7 @@ def test_every_message_family_has_a_golden_vector() -> None:
         IncrementalAlterConfigsRequest, AlterConfigsRequest, ListConfigResourcesRequest,
         ListClientMetricsResourcesResponse, MetadataResponse, FindCoordinatorResponse,
         DescribeClusterResponse, ProduceRequest, ListOffsetsRequest, FetchRequest,
+        CreateTopicsRequest, CreateTopicsResponse,
     }  # fmt: skip
     assert wanted <= covered
 
@@ -462,6 +530,8 @@ def test_every_message_family_has_a_golden_vector() -> None:
         (1, 11, 1, 0), (1, 12, 2, 1),  # Fetch
         (32, 3, 1, 0), (32, 4, 2, 1),  # DescribeConfigs
         (60, 0, 2, 1),                 # DescribeCluster: flexible from v0
+        (19, 4, 1, 0), (19, 5, 2, 1),  # CreateTopics turns flexible at v5
+        (20, 3, 1, 0), (20, 4, 2, 1),  # DeleteTopics at v4
     ],
 )  # fmt: skip
 def test_header_versions_follow_the_body_and_kip_511(
