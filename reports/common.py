@@ -17,7 +17,8 @@ from kconform.reports.model import VERDICTS, CaseResult, RunResults
 BAD_VERDICTS = frozenset({"fail", "error"})
 """Verdicts that fail a run when no baseline says they are expected (as suites.model says)."""
 
-SKIP_VERDICTS = frozenset({"unsupported", "skipped"})
+SKIP_VERDICTS = frozenset({"unsupported", "not-applicable", "skipped"})
+"""Verdicts that judged nothing: a run made only of these has not tested its subject."""
 
 VERDICT_SHORT = {
     "pass": "pass",
@@ -25,6 +26,7 @@ VERDICT_SHORT = {
     "non-strict": "non-strict",
     "informational": "info",
     "unsupported": "unsupp.",
+    "not-applicable": "n/a",
     "skipped": "skip",
     "error": "ERROR",
 }
@@ -35,6 +37,7 @@ VERDICT_MEANING = {
     "non-strict": "a SHOULD rule was not followed (allowed, but noted)",
     "informational": "recorded what the subject chose where the KIP leaves a choice",
     "unsupported": "the subject lacks a capability the case needs",
+    "not-applicable": "the subject did not meet a precondition of the case (the message says)",
     "skipped": "the case did not run (e.g. the target was unavailable)",
     "error": "the harness could not decide (undecodable reply, timeout, crash)",
 }
@@ -45,6 +48,7 @@ VERDICT_LEGEND = {
     "non-strict": "SHOULD not followed",
     "informational": "choice recorded",
     "unsupported": "capability missing",
+    "not-applicable": "precondition not met",
     "skipped": "did not run",
     "error": "harness could not decide",
 }

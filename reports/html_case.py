@@ -28,7 +28,7 @@ ARROWS = {
     "proxy->client": ("⇠", "d-proxy", "proxy → client (injected by the harness)"),
 }
 HEX_LINE = 16
-QUIET_VERDICTS = frozenset({"pass", "unsupported", "skipped"})
+QUIET_VERDICTS = frozenset({"pass", "unsupported", "not-applicable", "skipped"})
 FOLD_ROWS = 8
 
 

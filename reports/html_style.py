@@ -15,7 +15,7 @@ from kconform.reports.common import VERDICT_SHORT, printable
 CSS = """
 :root{--fg:#1d2329;--muted:#5f6b76;--line:#d8dde3;--bg:#fff;--head:#f3f5f7;
 --pass:#3a9e4f;--fail:#d3343a;--error:#7b1e63;--non-strict:#f0c02f;--informational:#5a8bd6;
---unsupported:#b7b9c8;--skipped:#e3e4e6}
+--unsupported:#b7b9c8;--not-applicable:#cfd3dc;--skipped:#e3e4e6}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
 color:var(--fg);background:var(--bg)}
@@ -41,6 +41,7 @@ margin-right:12px}
 .v-error{background:var(--error);color:#fff}.v-non-strict{background:var(--non-strict);color:#222}
 .v-informational{background:var(--informational);color:#fff}
 .v-unsupported{background:var(--unsupported);color:#222}
+.v-not-applicable{background:var(--not-applicable);color:#222}
 .v-skipped{background:repeating-linear-gradient(135deg,#e9eaec 0 6px,#d9dadd 6px 12px);color:#333}
 .v-none{background:#fff;color:#aab}
 .chip{display:inline-block;min-width:64px;padding:1px 7px;border-radius:3px;text-align:center;
@@ -101,7 +102,8 @@ section.subject h2{display:flex;gap:10px;align-items:center;margin-top:10px}
 .b-pass{border-left-color:var(--pass)}.b-fail{border-left-color:var(--fail)}
 .b-error{border-left-color:var(--error)}.b-non-strict{border-left-color:var(--non-strict)}
 .b-informational{border-left-color:var(--informational)}
-.b-unsupported{border-left-color:var(--unsupported)}.b-skipped{border-left-color:#c9cacd}
+.b-unsupported{border-left-color:var(--unsupported)}
+.b-not-applicable{border-left-color:var(--not-applicable)}.b-skipped{border-left-color:#c9cacd}
 .message{background:#fbf6e3;border:1px solid #eadca5;border-radius:4px;padding:6px 9px;
 margin:6px 0}
 table.expect td.ok{color:var(--pass);font-weight:700;text-align:center}

@@ -17,7 +17,10 @@ from typing import Any
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "results.schema.json"
 
-VERDICTS = ("pass", "fail", "non-strict", "informational", "unsupported", "skipped", "error")
+VERDICTS = (
+    "pass", "fail", "non-strict", "informational", "unsupported", "not-applicable", "skipped",
+    "error",
+)  # fmt: skip
 LEVELS = ("MUST", "SHOULD", "INFO")
 
 

@@ -15,6 +15,7 @@ COLUMN = {
     "non-strict": "n-strict",
     "informational": "info",
     "unsupported": "unsupp",
+    "not-applicable": "n/a",
     "skipped": "skip",
     "error": "error",
 }

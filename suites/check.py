@@ -32,6 +32,12 @@ class Inconclusive(Exception):
     """The harness could not decide (the target did something the case cannot judge)."""
 
 
+class PreconditionUnmet(Exception):
+    """The subject did not bring about what the case judges (no Terminating push was sent, one
+    broker where two are needed): the case is not applicable, which is neither a fail nor an
+    error of the harness."""
+
+
 class Check:
     def __init__(self, info: CaseInfo, target: BrokerTarget | None) -> None:
         self.info = info
@@ -62,6 +68,13 @@ class Check:
     def require(self, what: str, expected: Any, observed: Any, ok: bool | None = None) -> None:
         if not self.expect(what, expected, observed, ok):
             raise CaseAbort(f"{what}: expected {expected!r}, observed {observed!r}")
+
+    def precondition(self, what: str, expected: Any, observed: Any, ok: bool | None = None) -> None:
+        """Stop the case as not-applicable unless the subject met this precondition."""
+        passed = bool(observed == expected) if ok is None else bool(ok)
+        if not passed:
+            self.note(f"precondition not met: {what}: expected {expected!r}, observed {observed!r}")
+            raise PreconditionUnmet(f"{what}: expected {expected!r}, observed {observed!r}")
 
     def observe(self, what: str, observed: Any) -> None:
         """An INFO record: what the target chose where the KIP leaves a choice."""

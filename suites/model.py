@@ -8,6 +8,8 @@ level, as the KIPs' own words do:
     MUST   violated -> fail          SHOULD violated -> non-strict
     INFO   always   -> informational (records what the target chose where the KIP leaves a choice)
     a needed capability missing -> unsupported;  the harness could not decide -> error
+    a precondition the subject did not meet (a client that never sent the push a case judges,
+    one broker where a case needs two) -> not-applicable, saying what was not met
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Verdict(enum.StrEnum):
     NON_STRICT = "non-strict"
     INFORMATIONAL = "informational"
     UNSUPPORTED = "unsupported"
+    NOT_APPLICABLE = "not-applicable"
     SKIPPED = "skipped"
     ERROR = "error"
 
