@@ -8,6 +8,7 @@ subscriptions are deleted when it ends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,10 +24,13 @@ from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import Capability, Subscription
-from kconform.suites.check import Check
+from kconform.suites.check import Check, Inconclusive
 
 WAIT_MARGIN_MS = 30
 """Added to a push interval before the next request, so timer granularity never makes it early."""
+
+SUBSCRIPTION_VISIBLE_TIMEOUT = 15.0
+"""Seconds a CLIENT_METRICS change may take to reach a broker's telemetry code (KRaft metadata)."""
 
 SHORT_INTERVAL_MS = 200
 """Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
@@ -50,7 +54,12 @@ async def subscribe(
     interval_ms: int = SHORT_INTERVAL_MS,
     client_id: str | None = None,
 ) -> str:
-    """Create a subscription matching only `client_id` (default: a fresh one); returns the id."""
+    """Create a subscription matching only `client_id` (default: a fresh one); returns the id.
+
+    Returns once a Get for that client id shows it: on a KRaft broker the change reaches the
+    telemetry code through the metadata log a moment after the controller answered, and an
+    instance created before it would see its SubscriptionId change under it (117).
+    """
     target = check.target
     assert target is not None
     client_id = client_id or check.unique("client")
@@ -58,7 +67,51 @@ async def subscribe(
     subscription = Subscription(name, metrics, interval_ms, {"client_id": client_id})
     await asyncio.to_thread(target.set_subscription, subscription)
     check.defer(lambda: target.delete_subscription(name))
+    await visible(check, client_id, metrics, interval_ms)
     return client_id
+
+
+async def visible(
+    check: Check, client_id: str, metrics: tuple[str, ...], interval_ms: int
+) -> float:
+    """Seconds until every broker's Gets for `client_id` carry `metrics` and `interval_ms`.
+
+    Polls with Null ids (each a new instance, never throttled) on connections of its own, kept
+    out of the case's wire log; Inconclusive if a broker never applies the change.
+    """
+    started = time.monotonic()
+    target = check.target
+    assert target is not None
+    for address in target.brokers:
+        conn = await KafkaConnection.open(address.host, address.port, client_id=client_id)
+        try:
+            response = await eventually(
+                functools.partial(get, conn),
+                lambda r: _shows(r, metrics, interval_ms),
+                timeout=SUBSCRIPTION_VISIBLE_TIMEOUT,
+            )
+        finally:
+            await conn.close()
+        if not _shows(response, metrics, interval_ms):
+            raise Inconclusive(
+                f"subscription for client id {client_id!r} not visible on broker "
+                f"{address.node_id} after {SUBSCRIPTION_VISIBLE_TIMEOUT:.0f}s (last answer: "
+                f"{error_name(response.error_code)}, interval {response.push_interval_ms}, "
+                f"metrics {list(response.requested_metrics)})"
+            )
+    waited = time.monotonic() - started
+    if waited > 0.5:
+        check.note(f"subscription visible to Gets after {waited * 1000:.0f} ms")
+    return waited
+
+
+def _shows(response: Message, metrics: tuple[str, ...], interval_ms: int) -> bool:
+    requested = set(response.requested_metrics)
+    return bool(
+        response.error_code == 0
+        and response.push_interval_ms <= interval_ms
+        and ("*" in requested or set(metrics) <= requested)
+    )
 
 
 async def get(conn: KafkaConnection, instance_id: uuid.UUID = ZERO_UUID) -> Message:

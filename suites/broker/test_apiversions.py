@@ -12,6 +12,7 @@ from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
+from kconform.suites.broker.helpers import err
 from kconform.suites.check import Check
 from kconform.suites.model import Level, case
 
@@ -31,11 +32,17 @@ async def api_versions(
 
 @case(
     "kip511.apiversions.all_versions_decode",
-    title="ApiVersions v0-v4 responses decode at the requested version and list consistent ranges",
-    spec="KIP-511 ApiVersionsRequest/Response v3 schema; Kafka ApiVersions{Request,Response}.json",
+    title="ApiVersions v0-v4 decode at the requested version, or fall back above the broker's max",
+    spec="KIP-511 ApiVersionsRequest/Response v3 schema; Kafka ApiVersions{Request,Response}.json; "
+    "KIP-511 'ApiVersionsRequest/Response': a version above the broker's own maximum is answered "
+    "with a v0 response and UNSUPPORTED_VERSION",
     level=Level.MUST,
 )
 async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
+    _, first = await api_versions(check, 0)
+    own = next((k for k in first.body.api_keys if k.api_key == API_VERSIONS), None)
+    check.require("v0 lists ApiVersions (18)", True, own is not None)
+    assert own is not None
     for version in range(5):
         try:
             _, response = await api_versions(check, version)
@@ -45,6 +52,11 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
             )
             continue
         body = response.body
+        if version > own.max_version:  # judged by what the broker advertises, not its release
+            check.expect(f"v{version} (above max v{own.max_version}) read at v0", 0,
+                         response.version)  # fmt: skip
+            check.expect(f"v{version} ErrorCode", "UNSUPPORTED_VERSION (35)", err(body.error_code))
+            continue
         check.expect(f"v{version} body read at v{version}", version, response.version)
         check.expect(f"v{version} ErrorCode", 0, body.error_code)
         bad = [k.api_key for k in body.api_keys if not 0 <= k.min_version <= k.max_version]
