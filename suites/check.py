@@ -32,6 +32,11 @@ class Inconclusive(Exception):
     """The harness could not decide (the target did something the case cannot judge)."""
 
 
+class Unsupported(Exception):
+    """The subject lacks what this case needs, found out only once the case ran (a static
+    setting it cannot change, say); the message says what is missing."""
+
+
 class PreconditionUnmet(Exception):
     """The subject did not bring about what the case judges (no Terminating push was sent, one
     broker where two are needed): the case is not applicable, which is neither a fail nor an
