@@ -306,7 +306,9 @@ def _row(
             continue
         chg = " chg" if (case_id, s.name) in changed else ""
         tip = f"{s.name}: {result.verdict}"
-        if result.message:
+        if result.baseline_why and result.verdict == result.baseline:
+            tip += f" — known {s.name} deviation: {result.baseline_why[:200]}"
+        elif result.message:
             tip += f" — {result.message[:160]}"
         cells.append(
             f'<td id="{esc(matrix_cell_id(case_id, s.name))}" class="v v-{esc(result.verdict)}'

@@ -87,6 +87,9 @@ def _subject_section(result: CaseResult, previous: str | None, baseline: str | N
         facts.append(("baseline", f"{chip(baseline)}" + (
             " <b>differs: fails the run</b>" if baseline != result.verdict else " (as expected)"
         )))  # fmt: skip
+    if result.baseline_why:
+        facts.append(("known deviation" if result.verdict in ("fail", "non-strict") else "why",
+                      esc(result.baseline_why)))  # fmt: skip
     if previous is not None:
         facts.append(("previous run", f"{chip(previous)} → {chip(result.verdict)}"))
     if fails_run(result):

@@ -134,6 +134,7 @@ def _testcase(result: CaseResult) -> ET.Element:
         ("kip", result.kip),
         ("title", result.title),
         ("baseline", result.baseline),
+        ("baseline_why", result.baseline_why),
     ):
         if value is not None:
             ET.SubElement(props, "property", name=name, value=printable(value))

@@ -53,6 +53,7 @@ class CaseResult:
     duration: float = 0.0  # seconds
     waited: float = 0.0  # of which slept on purpose because the protocol forces it
     baseline: str | None = None  # the verdict the baseline expected, when one was given
+    baseline_why: str | None = None  # why the baseline expects it (a known deviation's source)
     nodeid: str = ""
 
     @property
@@ -140,10 +141,27 @@ def load_baseline(path: Path) -> dict[str, str]:
     return dict(verdicts)
 
 
-def write_baseline(path: Path, subject: str, results: list[CaseResult]) -> None:
-    """Record the verdicts of `subject` as its baseline (sorted, one line per case)."""
+def load_baseline_why(path: Path) -> dict[str, str]:
+    """The baseline's optional `why`: {case_id: the source that explains its expected verdict}."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    why = data.get("why", {}) if isinstance(data, dict) else {}
+    if not isinstance(why, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in why.items()
+    ):
+        raise ValueError(f"baseline {path}: 'why' must map case ids to text")
+    return dict(why)
+
+
+def write_baseline(
+    path: Path, subject: str, results: list[CaseResult], why: dict[str, str] | None = None
+) -> None:
+    """Record the verdicts of `subject` as its baseline (sorted, one line per case), with the
+    `why` of each expected non-pass verdict that has one (kept from an earlier baseline)."""
     verdicts = {r.case_id: r.verdict for r in sorted(results, key=lambda r: r.case_id)
                 if r.subject == subject}  # fmt: skip
-    body = {"subject": subject, "verdicts": verdicts}
+    body: dict[str, Any] = {"subject": subject, "verdicts": verdicts}
+    kept = {k: v for k, v in sorted((why or {}).items()) if k in verdicts}
+    if kept:
+        body["why"] = kept
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(body, indent=1, sort_keys=False) + "\n", encoding="utf-8")
