@@ -12,13 +12,34 @@ run: $(STAMP)
 	$(BIN)/kconform run
 
 # The suites run against both embedded targets; committed baselines say which verdicts of the
-# non-conforming ones (the librdkafka mock, client drivers) are expected.
+# non-conforming ones (the librdkafka mock, client drivers, Apache releases) are expected.
 TEST_TARGETS := reference,librdkafka_mock
 BASELINE_ARGS := $(foreach b,$(wildcard baselines/*.json),--baseline $(b))
 
+# Real Apache Kafka: distributions in ../shared/kafka (or wherever KCONFORM_KAFKA_DISTS says).
+# With them, the broker suites also run against apache:<version> (1 node each, and the newest
+# with 3 nodes), the Java client of each version is certified, and tests/apache runs for real.
+KAFKA_DISTS ?= $(or $(KCONFORM_KAFKA_DISTS),$(wildcard $(abspath ../shared/kafka)))
+APACHE_VERSIONS ?= 3.7.0 4.1.0
+APACHE_CLUSTER ?= 4.1.0
+TEST_ENV := SPARK_LOCAL_IP=127.0.0.1 $(if $(KAFKA_DISTS),KCONFORM_KAFKA_DISTS=$(KAFKA_DISTS))
+comma := ,
+empty :=
+space := $(empty) $(empty)
+APACHE_TARGETS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),apache:$(v)))
+
 ## test: set up .venv and run the whole test suite
 test: $(STAMP) chromium
-	SPARK_LOCAL_IP=127.0.0.1 $(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
+ifneq ($(KAFKA_DISTS),)
+	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
+	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
+	  --target apache:$(APACHE_CLUSTER) --brokers 3 $(BASELINE_ARGS)
+else
+	@echo "apache targets skipped: no Apache Kafka distributions (../shared/kafka absent," \
+	  "KCONFORM_KAFKA_DISTS unset)"
+endif
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over codecs/
 lint: $(STAMP) typecheck

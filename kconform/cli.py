@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+SINK_HELP = (
+    "http://host:port[,...]: the kconform sink plugin on each of the external cluster's brokers "
+    "(see `kconform plugin build`); the telemetry_sink cases are judged there too"
+)
 
 
 class UsageError(Exception):
@@ -34,10 +38,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from kconform.runner import RunOptions, run
 
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
-    _check_targets(targets, args.brokers, args.bootstrap_server)
+    _check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
+    _check_clients(args.client)
     baselines = [_readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
-        targets=targets, bootstrap_server=args.bootstrap_server, brokers=args.brokers,
+        targets=targets, bootstrap_server=args.bootstrap_server, sink=args.sink,
+        brokers=args.brokers,
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
@@ -53,14 +59,10 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def _cmd_certify(args: argparse.Namespace) -> int:
-    from kconform.fixtures.clients.registry import parse_clients
     from kconform.reports.model import RunResults
     from kconform.runner import RunOptions, certificate, run
 
-    try:
-        parse_clients(args.client)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    _check_clients(args.client)
     options = RunOptions(
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
@@ -74,13 +76,70 @@ def _cmd_certify(args: argparse.Namespace) -> int:
     return code
 
 
-def _check_targets(targets: str, brokers: int, bootstrap: str | None) -> None:
+def _check_clients(clients: str) -> None:
+    """Unknown client names, and `command:` drivers describing capabilities kconform does not
+    know, are usage errors (a run would judge them against nothing and look certified)."""
+    from kconform.fixtures.clients.registry import check_clients, parse_clients
+
+    try:
+        check_clients(parse_clients(clients) if clients.strip() else [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_targets(
+    targets: str, brokers: int, bootstrap: str | None, sink: str | None = None
+) -> None:
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
 
     try:
-        parse_targets(targets, brokers=brokers, bootstrap=bootstrap)
+        parse_targets(targets, brokers=brokers, bootstrap=bootstrap, sink=sink)
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
+
+
+def _cmd_plugin_build(args: argparse.Namespace) -> int:
+    """Compile the sink jar against a distribution's libs/; the server.properties lines on stdout
+    (so they can be appended to a file), what to do with them on stderr."""
+    import re
+    import subprocess
+
+    from kconform.fixtures.targets.kafka_dist import (
+        DistributionUnavailable,
+        build_plugin,
+        server_properties_lines,
+    )
+
+    libs: Path = args.kafka_libs
+    if not libs.is_dir():
+        raise UsageError(f"--kafka-libs {libs} is not a folder")
+    if not any(libs.glob("kafka-clients-*.jar")) and (libs / "libs").is_dir():
+        libs = libs / "libs"  # the distribution's folder rather than its libs/
+    versions = [m.group(1) for j in sorted(libs.glob("kafka-clients-*.jar"))
+                if (m := re.fullmatch(r"kafka-clients-(\d+\.\d+\.\d+)\.jar", j.name))]  # fmt: skip
+    if not versions:
+        raise UsageError(
+            f"--kafka-libs {libs} holds no kafka-clients-<version>.jar: name a Kafka "
+            "distribution's libs/ folder"
+        )
+    if not 0 < args.sink_port < 65536:
+        raise UsageError(f"--sink-port {args.sink_port} is not a TCP port")
+    try:
+        build = build_plugin(libs.resolve(), args.out, version=versions[0])
+    except DistributionUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UsageError(f"cannot build the sink plugin: {exc}") from None
+    kind = "with the KIP-1217 exporter" if build.exporter else "receiver only"
+    print(f"built {build.jar} against kafka-clients {versions[0]} ({kind})", file=sys.stderr)
+    print(
+        "copy it into every broker's libs/ and add these lines to each broker's "
+        "server.properties (a metric.reporters line already there: append the class to it "
+        "with a comma; kconform.sink.host: an address the harness can reach), then restart:",
+        file=sys.stderr,
+    )
+    print(server_properties_lines(build, args.sink_port), end="", flush=True)
+    return EXIT_OK
 
 
 def _readable(path: Path, what: str) -> Path:
@@ -119,7 +178,7 @@ def _cmd_targets(args: argparse.Namespace) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from kconform.reports.model import RunResults, write_baseline
+    from kconform.reports.model import RunResults, load_baseline_why, write_baseline
 
     source = args.results / "results.json" if args.results.is_dir() else args.results
     try:
@@ -133,7 +192,11 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         )
     if results.interrupted:
         raise UsageError(f"{source} is an interrupted run; a baseline needs a complete one")
-    write_baseline(args.out, args.subject, results.results)
+    try:  # rewriting a baseline keeps the `why` written for its known deviations
+        why = load_baseline_why(args.out) if args.out.is_file() else {}
+    except (ValueError, OSError):
+        why = {}
+    write_baseline(args.out, args.subject, results.results, why)
     count = sum(1 for r in results.results if r.subject == args.subject)
     print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
     return EXIT_OK
@@ -303,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="the main job: suites against the embedded targets")
     run.add_argument("--target", default="", help="default: reference,librdkafka_mock")
     run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    run.add_argument("--sink", default=None, help=SINK_HELP)
     run.add_argument("--brokers", type=int, default=3)
     run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
     run.add_argument("--level", choices=("must", "should", "all"), default="all")
@@ -376,6 +440,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     decode.add_argument("--json", action="store_true", help="also print every field as JSON")
     decode.set_defaults(func=_cmd_decode)
+
+    plugin = sub.add_parser("plugin", help="the broker-side telemetry sink (fixtures/plugin)")
+    plugin_sub = plugin.add_subparsers(
+        dest="plugin_command", metavar="build", required=True, parser_class=_Parser
+    )
+    plugin_build = plugin_sub.add_parser(
+        "build", help="compile the sink jar against a Kafka distribution's libs/ and print the "
+        "lines to add to server.properties",
+    )  # fmt: skip
+    build_arg = plugin_build.add_argument
+    build_arg("--kafka-libs", type=Path, required=True,
+              help="the libs/ folder of the brokers' Kafka distribution")  # fmt: skip
+    build_arg("--out", type=Path, default=None,
+              help="folder for kconform-sink.jar (default: kconform's cache)")  # fmt: skip
+    build_arg("--sink-port", type=int, default=18099,
+              help="the port the sink listens on (default 18099)")  # fmt: skip
+    plugin_build.set_defaults(func=_cmd_plugin_build)
 
     from kconform.volumes_cli import add_volumes_parser
 

@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=None, help="Hypothesis seed (reproducible runs)"
     )
     parser.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    parser.add_argument(
+        "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
+    )
     parser.add_argument("--brokers", type=int, default=1, help="brokers per embedded target")
     parser.add_argument("--cases", default="fuzz.", help="fuzz case ids: prefixes or wildcards")
     parser.add_argument(
@@ -103,7 +106,9 @@ def run_fuzz(args: argparse.Namespace) -> int:
 
     try:
         budget = parse_budget(args.budget)
-        parse_targets(args.target, brokers=args.brokers, bootstrap=args.bootstrap_server)
+        parse_targets(
+            args.target, brokers=args.brokers, bootstrap=args.bootstrap_server, sink=args.sink
+        )
     except (BudgetError, UnknownTarget) as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -113,6 +118,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     options = RunOptions(
         targets=args.target,
         bootstrap_server=args.bootstrap_server,
+        sink=args.sink,
         brokers=args.brokers,
         cases=args.cases,
         out=out,

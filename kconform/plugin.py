@@ -24,15 +24,26 @@ from hypothesis import HealthCheck, settings
 
 from kconform import __version__
 from kconform.fixtures.runtime import LoopThread
-from kconform.fixtures.targets.base import BrokerTarget, TargetError, TargetUnavailable
+from kconform.fixtures.targets.base import (
+    BrokerTarget,
+    Capability,
+    TargetError,
+    TargetUnavailable,
+)
 from kconform.fixtures.targets.registry import (
     TargetSpec,
     UnknownTarget,
     create_target,
     parse_targets,
 )
-from kconform.reports.model import CaseResult, RunResults, load_baseline
-from kconform.suites.check import CaseAbort, Check, Inconclusive
+from kconform.reports.model import CaseResult, RunResults, load_baseline, load_baseline_why
+from kconform.suites.check import (
+    CaseAbort,
+    Check,
+    Inconclusive,
+    PreconditionUnmet,
+    Unsupported,
+)
 from kconform.suites.model import CaseInfo, Level, Verdict, matches_level, verdict_for
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
@@ -71,7 +82,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
     )
+    group.addoption(
+        "--sink", default=None,
+        help="http://host:port[,...] of the kconform sink plugin on each of the external "
+        "cluster's brokers (fixtures/plugin): the telemetry_sink cases are judged there too",
+    )  # fmt: skip
     group.addoption("--brokers", type=int, default=3, help="brokers per embedded target")
+    group.addoption(
+        "--without", default="",
+        help="capabilities to withhold from every target, comma separated (e.g. telemetry_sink): "
+        "its cases run as on a target that lacks them",
+    )  # fmt: skip
     group.addoption(
         "--client", default="",
         help="client driver(s) for client cases, comma separated (default: every installed driver)",
@@ -102,6 +123,7 @@ def target_specs(config: pytest.Config) -> list[TargetSpec]:
             text,
             brokers=config.getoption("--brokers"),
             bootstrap=config.getoption("--bootstrap-server"),
+            sink=config.getoption("--sink"),
         )
     except UnknownTarget as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -116,14 +138,23 @@ class RunState:
         path = config.getoption("--kconform-results")
         self.results_path = Path(path) if path else None
         self.baselines: dict[str, dict[str, str]] = {}
-        for baseline in config.getoption("--baseline"):
+        self.baseline_why: dict[str, dict[str, str]] = {}
+        brokers = config.getoption("--brokers")
+        # a baseline naming a cluster size applies only to runs of that size, on top of the
+        # subject's general one (it lists just the cases whose verdict depends on the size)
+        paths = [Path(b) for b in config.getoption("--baseline")]
+        for path in sorted(paths, key=lambda p: _baseline_brokers(p) is not None):
             try:
-                verdicts = load_baseline(Path(baseline))
+                verdicts, why = load_baseline(path), load_baseline_why(path)
             except ValueError as exc:
                 raise pytest.UsageError(str(exc)) from None
-            subject = _baseline_subject(Path(baseline))
-            self.baselines[subject] = verdicts
+            if _baseline_brokers(path) not in (None, brokers):
+                continue
+            subject = _baseline_subject(path)
+            self.baselines.setdefault(subject, {}).update(verdicts)
+            self.baseline_why.setdefault(subject, {}).update(why)
         self.targets: dict[str, BrokerTarget] = {}
+        self.withheld = _capabilities(config.getoption("--without"))
         self.unavailable: dict[str, str] = {}
         self.failed_must: set[str] = set()
         self._runtime: LoopThread | None = None
@@ -148,8 +179,14 @@ class RunState:
             except TargetError as exc:
                 self.unavailable[spec.label] = f"failed to start: {exc}"
                 pytest.skip(f"target {spec.label} failed to start: {exc}")
+            withheld = self.withheld & target.capabilities
+            if withheld:  # as if the target lacked them (precondition self-test, rehearsals)
+                target.capabilities = target.capabilities - withheld
             self.targets[spec.label] = target
-            self.results.subjects.append(target.describe())
+            info = target.describe()
+            if withheld:
+                info["withheld_capabilities"] = sorted(withheld)
+            self.results.subjects.append(info)
         return self.targets[spec.label]
 
     def record(self, result: CaseResult) -> None:
@@ -174,11 +211,33 @@ class RunState:
         self.flush()
 
 
+def _capabilities(text: str) -> frozenset[Capability]:
+    """`--without a,b`: capability names, a usage error naming the known ones otherwise."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in {c.value for c in Capability}]
+    if unknown:
+        known = ", ".join(c.value for c in Capability)
+        raise pytest.UsageError(f"--without: unknown capability {unknown[0]!r} (known: {known})")
+    return frozenset(Capability(n) for n in names)
+
+
 def _baseline_subject(path: Path) -> str:
     import json
 
     data = json.loads(path.read_text(encoding="utf-8"))
     return str(data.get("subject") or path.stem)
+
+
+def _baseline_brokers(path: Path) -> int | None:
+    """The cluster size a baseline is for (`"brokers": N`), None for any size."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # load_baseline reports the file
+    brokers = data.get("brokers") if isinstance(data, dict) else None
+    return brokers if isinstance(brokers, int) else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -404,6 +463,10 @@ def _call_verdict(
     if excinfo is None:
         return verdict_for(info.level, violated=bool(check and check.violated)), ""
     error = excinfo.value
+    if isinstance(error, Unsupported):
+        return Verdict.UNSUPPORTED, str(error)
+    if isinstance(error, PreconditionUnmet):
+        return Verdict.NOT_APPLICABLE, ""  # the note the check recorded says what was not met
     if isinstance(error, CaseAbort | AssertionError):
         return verdict_for(info.level, violated=True), str(error)
     if isinstance(error, pytest.skip.Exception):
@@ -434,6 +497,7 @@ def _finish(
         expectations=list(check.expectations) if check else [],
         wire_log=_evidence(check), started=check.started if check else time.time(),
         duration=report.duration, waited=check.waited if check else 0.0, baseline=baseline,
+        baseline_why=state.baseline_why.get(subject, {}).get(info.id),
         nodeid=item.nodeid,
     )  # fmt: skip
     state.record(result)

@@ -3,11 +3,13 @@
 `kconform run` and plain `pytest` share everything (the plugin computes verdicts and writes the
 results JSON); this module only chooses the arguments, shows progress, and turns the results
 into reports and an exit code: 0 everything as expected (or matching baselines), 1 conformance
-failures, 2 harness errors, bad usage, or an interrupted run.
+failures, 2 harness errors, bad usage, an interrupted run, or a run that judged nothing (every
+result unsupported, not applicable or skipped, or no result at all: never a silent success).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -19,6 +21,7 @@ import pytest
 
 import kconform.baselines
 import kconform.suites
+from kconform.reports.common import SKIP_VERDICTS
 from kconform.reports.model import RunResults
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
@@ -31,6 +34,7 @@ DEFAULT_OUT = Path("reports") / "out"
 class RunOptions:
     targets: str = "reference,librdkafka_mock"
     bootstrap_server: str | None = None
+    sink: str | None = None  # --sink: the sink plugin's URLs on the external cluster's brokers
     brokers: int = 3
     cases: str = ""
     level: str = "all"
@@ -74,8 +78,16 @@ class Progress:
 def default_baselines(subjects: str) -> list[Path]:
     """Committed baselines (`baselines/<subject>.json`) for the targets and clients being run;
     an empty client list means every installed driver, so every driver baseline applies."""
-    names = [t.strip() for t in subjects.split(",") if t.strip()]
-    return [BASELINES_DIR / f"{n}.json" for n in names if (BASELINES_DIR / f"{n}.json").is_file()]
+    names = {t.strip() for t in subjects.split(",") if t.strip()}
+    found = []
+    for path in sorted(BASELINES_DIR.glob("*.json")):  # matched by the subject they name
+        try:
+            subject = json.loads(path.read_text(encoding="utf-8")).get("subject", path.stem)
+        except (OSError, ValueError, AttributeError):
+            subject = path.stem
+        if subject in names:
+            found.append(path)
+    return found
 
 
 def _client_names(clients: str) -> str:
@@ -116,6 +128,8 @@ def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
     ]  # fmt: skip
     if options.bootstrap_server:
         args += ["--bootstrap-server", options.bootstrap_server]
+    if options.sink:
+        args += ["--sink", options.sink]
     if options.clients:
         args += ["--client", options.clients]
     if options.cases:
@@ -152,7 +166,37 @@ def run(options: RunOptions) -> int:
     print(render_summary(results))
     print(f"results: {results_path}")
     print(f"report:  {out / 'index.html'}  ({time.time() - started:.1f} s)")
+    reason = None if results.interrupted else nothing_judged(results)
+    if reason:
+        print(f"kconform: {reason}", file=sys.stderr, flush=True)
     return exit_code(results, int(code))
+
+
+def nothing_judged(results: RunResults) -> str | None:
+    """Why this run judged nothing, in one line; None when at least one case was judged.
+
+    Judged means a verdict outside SKIP_VERDICTS (unsupported, not-applicable, skipped): a run
+    made only of those, or of no result at all, has not tested its subjects and must not pass.
+    """
+    if any(r.verdict not in SKIP_VERDICTS for r in results.results):
+        return None
+    if not results.results:
+        return (
+            "no case was judged: no case produced a result (none matched --cases, --level or "
+            "-k, or none could start)"
+        )
+    counts: dict[str, int] = {}
+    for result in results.results:
+        counts[result.verdict] = counts.get(result.verdict, 0) + 1
+    tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    reasons = list(dict.fromkeys(" ".join(r.message.split()) for r in results.results))
+    reasons = [r for r in reasons if r]
+    why = ""
+    if reasons:
+        first = reasons[0] if len(reasons[0]) <= 240 else reasons[0][:239] + "…"
+        more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+        why = f"; {first}{more}"
+    return f"no case was judged: {len(results.results)} case runs, {tally}{why}"
 
 
 def certificate(results: RunResults) -> str:
@@ -160,15 +204,22 @@ def certificate(results: RunResults) -> str:
     lines = []
     for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
         mine = [r for r in results.results if r.subject == subject]
-        judged = [r for r in mine if r.verdict not in ("unsupported", "skipped")]
+        judged = [r for r in mine if r.verdict not in SKIP_VERDICTS]
         must_failed = [r.case_id for r in judged if r.level == "MUST" and r.verdict != "pass"]
         should_missed = [r.case_id for r in judged if r.verdict == "non-strict"]
-        version = next((r.version for r in mine if r.version), "")
+        described = [str(s.get("version") or "") for s in results.subjects
+                     if s.get("name") == subject]  # fmt: skip
+        version = next((r.version for r in mine if r.version), "") or next(
+            (v for v in described if v and v != "unknown"), ""
+        )
         status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
+        if not judged:
+            status = "NOT JUDGED: every case was unsupported, not applicable or skipped"
         named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")
         lines += [
             f"{subject} {version}: {status}",
-            f"  cases judged {len(judged)}, unsupported/skipped {len(mine) - len(judged)}",
+            f"  cases judged {len(judged)}, not judged (unsupported, not applicable, skipped) "
+            f"{len(mine) - len(judged)}",
             f"  MUST cases not passed: {len(must_failed)}" + (f" ({named})" if must_failed else ""),
             f"  SHOULD cases non-strict: {len(should_missed)}",
         ]
@@ -218,12 +269,15 @@ def render_summary(results: RunResults) -> str:
 
 
 def exit_code(results: RunResults, pytest_code: int) -> int:
-    """2 for harness trouble (errors not expected by a baseline, interruption, usage), 1 for
-    conformance failures, 0 when every verdict is as it should be."""
+    """2 for harness trouble (errors not expected by a baseline, interruption, usage) and for a
+    run that judged nothing, 1 for conformance failures, 0 when every verdict is as it should
+    be."""
     if results.interrupted or pytest_code in (
         pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
     ):  # fmt: skip
         return EXIT_ERRORS
+    if nothing_judged(results):
+        return EXIT_ERRORS  # nothing was tested: never a success, whatever the baselines say
     from kconform.reports.common import fails_run
 
     unexpected = [r for r in results.results if fails_run(r)]

@@ -31,6 +31,9 @@ def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--target", default="reference", help="one target (default: reference)")
     p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    p.add_argument(
+        "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
+    )
     p.add_argument("--brokers", type=int, default=3)
     p.add_argument("--topics", type=int, default=2)
     p.add_argument("--partitions", type=int, default=3, help="per topic")
@@ -130,7 +133,9 @@ def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> 
     from kconform.suites.volumes.run import run_volumes
 
     try:
-        specs = parse_targets(args.target, brokers=args.brokers, bootstrap=args.bootstrap_server)
+        specs = parse_targets(
+            args.target, brokers=args.brokers, bootstrap=args.bootstrap_server, sink=args.sink
+        )
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
     if len(specs) != 1:
