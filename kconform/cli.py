@@ -34,6 +34,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"kconform: error: {message} (see `kconform --help`)\n")
 
 
+BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from kconform.runner import RunOptions, run
 
@@ -88,7 +91,7 @@ def _check_clients(clients: str) -> None:
 
 
 def _check_targets(
-    targets: str, brokers: int, bootstrap: str | None, sink: str | None = None
+    targets: str, brokers: int | None, bootstrap: str | None, sink: str | None = None
 ) -> None:
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
 
@@ -367,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", default="", help="default: reference,librdkafka_mock")
     run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     run.add_argument("--sink", default=None, help=SINK_HELP)
-    run.add_argument("--brokers", type=int, default=3)
+    run.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
     run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
     run.add_argument("--level", choices=("must", "should", "all"), default="all")
     run.add_argument("--baseline", action="append", default=[], help="verdict baseline JSON")
@@ -419,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="start a target and keep it running (bootstrap on stdout's first line)"
     )
     serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock")
-    serve.add_argument("--brokers", type=int, default=3)
+    serve.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
     serve.add_argument(
         "--subscription", action="append", default=[],
         help="a CLIENT_METRICS subscription: 'metrics=org.apache.kafka.;interval.ms=1000'",

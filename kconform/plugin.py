@@ -31,6 +31,7 @@ from kconform.fixtures.targets.base import (
     TargetUnavailable,
 )
 from kconform.fixtures.targets.registry import (
+    DEFAULT_BROKERS,
     TargetSpec,
     UnknownTarget,
     create_target,
@@ -87,7 +88,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="http://host:port[,...] of the kconform sink plugin on each of the external "
         "cluster's brokers (fixtures/plugin): the telemetry_sink cases are judged there too",
     )  # fmt: skip
-    group.addoption("--brokers", type=int, default=3, help="brokers per embedded target")
+    group.addoption(
+        "--brokers", type=int, default=None,
+        help="nodes per target (default: 3 for the embedded targets, 1 for apache and kraft)",
+    )  # fmt: skip
     group.addoption(
         "--without", default="",
         help="capabilities to withhold from every target, comma separated (e.g. telemetry_sink): "
@@ -360,7 +364,8 @@ def client_target(request: pytest.FixtureRequest) -> BrokerTarget:
     from kconform.fixtures.targets.registry import TargetSpec
 
     state: RunState = request.config.stash[_STATE]
-    return state.target(TargetSpec("reference", brokers=request.config.getoption("--brokers")))
+    brokers = request.config.getoption("--brokers") or DEFAULT_BROKERS
+    return state.target(TargetSpec("reference", brokers=brokers))
 
 
 @pytest.fixture(scope="session")

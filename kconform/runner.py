@@ -35,7 +35,7 @@ class RunOptions:
     targets: str = "reference,librdkafka_mock"
     bootstrap_server: str | None = None
     sink: str | None = None  # --sink: the sink plugin's URLs on the external cluster's brokers
-    brokers: int = 3
+    brokers: int | None = None  # None: each target kind's default
     cases: str = ""
     level: str = "all"
     baselines: list[Path] = field(default_factory=list)
@@ -124,8 +124,10 @@ def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
     args = [
         *paths, "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--import-mode=importlib",
         "-p", "no:cacheprovider", "-p", "no:terminal", "--kconform-results", str(results_path),
-        "--target", options.targets, "--brokers", str(options.brokers), "--level", options.level,
+        "--target", options.targets, "--level", options.level,
     ]  # fmt: skip
+    if options.brokers is not None:
+        args += ["--brokers", str(options.brokers)]
     if options.bootstrap_server:
         args += ["--bootstrap-server", options.bootstrap_server]
     if options.sink:

@@ -22,6 +22,9 @@ DEFAULT_OUT = Path("reports") / "out"
 SHOWN_ROWS = 20
 
 
+BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
+
+
 def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `volumes` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
     p: argparse.ArgumentParser = sub.add_parser(
@@ -34,7 +37,7 @@ def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
     )
-    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
     p.add_argument("--topics", type=int, default=2)
     p.add_argument("--partitions", type=int, default=3, help="per topic")
     p.add_argument("--records", type=int, default=300, help="per topic")
