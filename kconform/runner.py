@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -80,13 +81,16 @@ def default_baselines(subjects: str) -> list[Path]:
     an empty client list means every installed driver, so every driver baseline applies."""
     names = {t.strip() for t in subjects.split(",") if t.strip()}
     found = []
+    named_by_path = any(
+        n.startswith("apache:") and not re.fullmatch(r"apache:\d+\.\d+\.\d+", n) for n in names
+    )
     for path in sorted(BASELINES_DIR.glob("*.json")):  # matched by the subject they name
         try:
             subject = json.loads(path.read_text(encoding="utf-8")).get("subject", path.stem)
         except (OSError, ValueError, AttributeError):
             subject = path.stem
-        if subject in names:
-            found.append(path)
+        if subject in names or (named_by_path and str(subject).startswith("apache:")):
+            found.append(path)  # a path-named distribution reports its release as subject
     return found
 
 
