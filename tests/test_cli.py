@@ -207,3 +207,68 @@ def test_ctrl_c_keeps_the_results_gathered_so_far(tmp_path: Path) -> None:
     assert results.interrupted and results.results
     assert (out / "index.html").exists()
     assert "INTERRUPTED" in stdout
+
+
+def _describing_client(tmp_path: Path, capabilities: list[str]) -> Path:
+    """A `command:` client whose `--describe` lists `capabilities` (it never runs a scenario)."""
+    script = tmp_path / "describing_client.py"
+    script.write_text(
+        "import json, sys\n"
+        "if sys.argv[1:] == ['--describe']:\n"
+        "    print(json.dumps({'implementation': 'x', 'version': '1', "
+        f"'capabilities': {capabilities!r}}}))\n"
+        "sys.exit(0)\n"
+    )
+    return script
+
+
+def test_unknown_client_capability_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = _describing_client(tmp_path, ["telemetry", "quantum_metrics"])
+    for command in ("certify", "run"):
+        out = tmp_path / command
+        args = [command, "--client", f"command:{script}", "--out", str(out)]
+        assert main([*args, *(["--target", "reference"] if command == "run" else [])]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1, err
+        assert "'quantum_metrics'" in err[0] and str(script) in err[0], err[0]
+        assert "telemetry" in err[0] and "topic_admin" in err[0], err[0]  # the known ones
+        assert not (out / "results.json").exists()
+
+
+def test_a_run_that_judged_nothing_never_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # kafka-python lacks telemetry: the only case selected is unsupported
+    case = "kip714.client.termination.final_push"
+    args = ["certify", "--client", "kafka-python", "--cases", case]
+    assert main([*args, "--out", str(tmp_path / "certify")]) == 2
+    captured = capsys.readouterr()
+    assert "CONFORMS" not in captured.out
+    assert "kafka-python 3." in captured.out and "NOT JUDGED" in captured.out
+    (line,) = [x for x in captured.err.splitlines() if "no case was judged" in x]
+    assert "1 unsupported" in line and "lacks telemetry" in line, line
+    # no result at all: a --cases that matches nothing
+    args = ["run", "--target", "reference", "--cases", "no.such.case"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "no case was judged" in x]
+    assert "no case produced a result" in line, line
+
+
+def test_exit_code_judges_nothing_as_not_ok() -> None:
+    from kconform.reports.model import CaseResult
+    from kconform.runner import EXIT_ERRORS, exit_code
+
+    def result(verdict: str, case: str) -> CaseResult:
+        return CaseResult(case, "t", "s", "MUST", "KIP-714", "c", "client", "i", "1", verdict,
+                          message=f"why {case}")  # fmt: skip
+
+    results = RunResults("0", 0.0, results=[result("not-applicable", "a"), result("skipped", "b")])
+    assert exit_code(results, 0) == EXIT_ERRORS
+    from kconform.runner import nothing_judged
+
+    reason = nothing_judged(results) or ""
+    assert "1 not-applicable" in reason and "1 skipped" in reason and "why a" in reason
+    results.results.append(result("pass", "c"))
+    assert exit_code(results, 0) == EXIT_OK and nothing_judged(results) is None

@@ -5,6 +5,11 @@ A client case runs the driver under test as a subprocess against the session's r
 rules fire for that id only, and both are removed when the case ends. The case then judges the
 `Recording`: the driver's own events and the client's wire traffic (`traffic.Traffic`).
 
+A case whose client did not do what the case needs (no request under the client.id it was given,
+no push, no Terminating push) stops as not-applicable through `check.precondition`, saying what
+was missing; `error` stays for the harness's own trouble. For a client whose traffic carries
+another client id, the message names the ids the proxy saw instead (`require_own_traffic`).
+
 Several cases judge the same kind of run (a producer with an "all metrics" subscription: KIP-511
 identity, cadence, every payload rule). `shared_run` records such a run once per driver and
 session and lets each case judge it; a case selected alone (`--cases`) records it itself.
@@ -24,7 +29,7 @@ from kconform.fixtures.clients import ClientDriver, ClientRun, Scenario
 from kconform.fixtures.clients.contract import ClientEvent
 from kconform.fixtures.proxy.rules import Rule
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.scripted import ScriptedTelemetry
 from kconform.suites.client.traffic import Traffic, collect, evidence
 
@@ -141,7 +146,34 @@ async def run_client(
     elif metrics is not None:
         recording.push_interval_ms, recording.requested_metrics = interval_ms, tuple(metrics)
     _describe_run(check, recording)
+    require_own_traffic(check, recording)
     return recording
+
+
+def require_own_traffic(check: Check, recording: Recording) -> None:
+    """Stop the case as not-applicable when no request carried the client.id the client was
+    given: its traffic cannot be told from other clients', and a case judging the absence of
+    something (no telemetry when opted out) would pass on nothing. Says which client ids the
+    proxy saw instead, so a client that ignores `client.id` is recognised as such."""
+    traffic, run = recording.traffic, recording.run
+    if traffic.exchanges:
+        return
+    if traffic.others:
+        observed = (
+            f"none; client ids seen on the proxy while it ran: {traffic.seen_instead()} "
+            "(does the client apply the client.id config it is given?)"
+        )
+    else:
+        observed = (
+            f"none; no request reached the proxy while it ran (exit status {run.returncode}, "
+            f"stderr tail {run.stderr_tail(300)!r})"
+        )
+    check.precondition(
+        "requests carrying the client.id the client was given (how the case finds its traffic)",
+        f"at least one request with client.id {recording.client_id!r}",
+        observed,
+        ok=False,
+    )
 
 
 def _describe_run(check: Check, recording: Recording) -> None:
@@ -211,10 +243,16 @@ async def baseline_run(check: Check, client: ClientDriver, target: BrokerTarget)
 
 
 def require_telemetry(check: Check, recording: Recording, pushes: int = 1) -> None:
-    """Stop the case as undecidable when the client never pushed where it had to."""
+    """Stop the case as not-applicable when the client did not push as often as the case needs
+    (what it judges is not there; whether the client had to push is other cases' business)."""
     found = len(recording.traffic.pushes)
     if found < pushes:
-        raise Inconclusive(
-            f"the client sent {found} PushTelemetry request(s), the case needs {pushes}; "
-            f"gets: {len(recording.traffic.gets)}, stderr: {recording.run.stderr_tail(300)!r}"
+        stderr = recording.run.stderr_tail(300).strip()
+        if stderr:
+            check.note(f"the client's stderr ends: {stderr!r}")
+        check.precondition(
+            "PushTelemetry requests the client sent",
+            f">= {pushes}",
+            f"{found} (and {len(recording.traffic.gets)} GetTelemetrySubscriptions)",
+            ok=False,
         )

@@ -16,7 +16,7 @@ from typing import Any
 from kconform.codecs.errors import ErrorCode
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import (
     BASELINE_INTERVAL_MS,
     TELEMETRY,
@@ -67,8 +67,12 @@ async def test_first_push_jitter(
     ]
     check.observe("first-push delay after a Get, in PushIntervalMs", distribution(ratios))
     check.observe("samples", [round(r, 3) for r in ratios])
-    if len(ratios) < MIN_SAMPLES:
-        raise Inconclusive(f"{len(ratios)} first pushes after a Get; the case needs {MIN_SAMPLES}")
+    check.precondition(
+        "first pushes after a successful Get (the samples)",
+        f">= {MIN_SAMPLES}",
+        len(ratios),
+        ok=len(ratios) >= MIN_SAMPLES,
+    )
     slack = JITTER_SLACK / interval
     outside = [round(r, 3) for r in ratios if not 0.5 - slack <= r <= 1.5 + slack]
     check.expect("delays outside [0.5, 1.5] x PushIntervalMs (+-25 ms)", [], outside)
@@ -112,8 +116,9 @@ async def test_push_interval(
         "gaps between consecutive pushes, in PushIntervalMs",
         distribution([g / interval for g in spaced]),
     )
-    if len(spaced) < 2:
-        raise Inconclusive(f"{len(spaced)} consecutive push pairs; the case needs 2")
+    check.precondition(
+        "consecutive pairs of accepted pushes", ">= 2", len(spaced), ok=len(spaced) >= 2
+    )
     low, high = 0.95 * interval - 0.02, 1.3 * interval + 0.05
     check.expect(
         f"every gap in [{low:.3f}, {high:.3f}] s",
@@ -148,8 +153,9 @@ def _interval_case(variant: str, interval_ms: int) -> Any:
             scripted=ScriptedTelemetry(interval_ms),
         )
         traffic = recording.traffic
-        if not traffic.gets:
-            raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+        check.precondition(
+            "GetTelemetrySubscriptions requests the client sent", ">= 1", 0, ok=bool(traffic.gets)
+        )
         times = [e.sent for e in traffic.telemetry]
         count = len(times) + traffic.truncated
         check.observe("telemetry requests (Get, Push)", [len(traffic.gets), len(traffic.pushes)])

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kconform.codecs.errors import ErrorCode
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, baseline_run, require_telemetry, run_client
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 from kconform.suites.client.traffic import Exchange, payload_or_error
@@ -117,8 +117,12 @@ async def test_large_payload(
         [f"{s} -> {NAMES.get(int(e.request.compression_type))}" for e, s in sized],
     )
     large = [(e, s) for e, s in sized if s is not None and s > THRESHOLD]
-    if not large:
-        raise Inconclusive(f"no push exceeded {THRESHOLD} bytes uncompressed")
+    check.precondition(
+        f"pushes of more than {THRESHOLD} bytes uncompressed",
+        ">= 1",
+        f"0; largest: {max((s for _, s in sized if s is not None), default=None)} bytes",
+        ok=bool(large),
+    )
     check.expect(
         f"pushes above {THRESHOLD} bytes sent uncompressed",
         [],

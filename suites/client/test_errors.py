@@ -16,7 +16,7 @@ from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client
 from kconform.suites.client.scripted import PushAnswer, ScriptedTelemetry, fail_pushes
 from kconform.suites.client.traffic import Exchange
@@ -26,10 +26,15 @@ TABLE = "KIP-714 Error handling"
 IMMEDIATE = 0.25  # seconds: "immediately", against a PushIntervalMs of 1000 ms
 
 
-def _first_error(recording: Recording, error: int) -> Exchange:
+def _first_error(check: Check, recording: Recording, error: int) -> Exchange:
+    """The first push the script answered `error`; not applicable if the client never sent it."""
     failed = [e for e in recording.traffic.pushes if e.error_code == error]
-    if not failed or failed[0].answered is None:
-        raise Inconclusive(f"no push of the client was answered {ErrorCode(error).name}")
+    check.precondition(
+        f"a push of the client answered {ErrorCode(error).name} (the script's answer to it)",
+        ">= 1",
+        f"0 ({len(recording.traffic.pushes)} pushes, {len(recording.traffic.gets)} Gets)",
+        ok=bool(failed) and failed[0].answered is not None,
+    )
     return failed[0]
 
 
@@ -50,7 +55,7 @@ def _immediate_get_case(error: ErrorCode) -> Any:
         recording = await run_client(
             check, client, client_target, Scenario.idle(seconds=3.2), scripted=scripted
         )
-        failed = _first_error(recording, error)
+        failed = _first_error(check, recording, error)
         after = recording.traffic.after(failed.sent, 71, 72)
         nxt = after[0] if after else None
         check.observe("next telemetry request", str(nxt) if nxt else "none")
@@ -100,8 +105,7 @@ async def test_telemetry_too_large(
     check.observe("push sizes as sent (bytes)", sizes)
     too_large = [e for e in pushes if e.error_code == ErrorCode.TELEMETRY_TOO_LARGE]
     if not too_large:
-        if not pushes:
-            raise Inconclusive("the client sent no PushTelemetry request")
+        check.precondition("PushTelemetry requests the client sent", ">= 1", 0, ok=bool(pushes))
         check.note(f"every push already fit TelemetryMaxBytes ({SIZE_LIMIT})")
         return
     later = [e for e in pushes if e.sent > too_large[0].sent and e.request is not None]
@@ -133,7 +137,7 @@ def _stop_case(error: ErrorCode) -> Any:
         recording = await run_client(
             check, client, client_target, Scenario.idle(seconds=2.5), scripted=scripted
         )
-        failed = _first_error(recording, error)
+        failed = _first_error(check, recording, error)
         later = recording.traffic.after(failed.sent, 72)
         check.observe("Gets after the error", len(recording.traffic.after(failed.sent, 71)))
         check.expect(f"pushes after {error.name}", [], [str(e) for e in later][:10])
@@ -168,7 +172,7 @@ async def test_throttling_quota_exceeded(
     recording = await run_client(
         check, client, client_target, Scenario.idle(seconds=3.0), scripted=scripted
     )
-    failed = _first_error(recording, ErrorCode.THROTTLING_QUOTA_EXCEEDED)
+    failed = _first_error(check, recording, ErrorCode.THROTTLING_QUOTA_EXCEEDED)
     after = recording.traffic.after(failed.sent, 71, 72)
     delay = None if not after else round(after[0].sent - failed.answered, 3)
     check.observe("next telemetry request", f"{after[0]} after {delay} s" if after else "none")
@@ -205,8 +209,12 @@ async def test_throttle_time(
         check, client, client_target, Scenario.idle(seconds=3.5), scripted=scripted
     )
     pushes = recording.traffic.pushes
-    if not pushes or pushes[0].answered is None:
-        raise Inconclusive("the client sent no PushTelemetry request")
+    check.precondition(
+        "an answered PushTelemetry request of the client",
+        ">= 1",
+        f"{len(pushes)} pushes, the first {'answered' if pushes else 'not sent'}",
+        ok=bool(pushes) and pushes[0].answered is not None,
+    )
     first = pushes[0]
     held_until = first.answered + THROTTLE_TIME_MS / 1000 - 0.05
     early = [

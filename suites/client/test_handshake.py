@@ -18,7 +18,7 @@ from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.rules import Rule
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import (
     TELEMETRY,
     Recording,
@@ -72,8 +72,12 @@ async def test_requires_advertisement(
         check, client, client_target, Scenario.idle(seconds=2.5), interval_ms=300, rules=rules
     )
     answered = [e for e in recording.traffic.of(API_VERSIONS) if e.error_code == 0]
-    if not answered:
-        raise Inconclusive("no ApiVersions of the client was answered")
+    check.precondition(
+        "ApiVersions requests of the client answered without error",
+        ">= 1",
+        f"0 of {len(recording.traffic.of(API_VERSIONS))}",
+        ok=bool(answered),
+    )
     sent = [str(e) for e in recording.traffic.telemetry]
     check.expect("telemetry requests to brokers without keys 71/72", [], sent[:10])
 
@@ -94,8 +98,13 @@ async def _id_run(
 
 def _expect_assigned_id(check: Check, recording: Recording) -> None:
     gets = recording.traffic.gets
-    if not gets or gets[0].response is None or gets[0].request is None:
-        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    answered = bool(gets) and gets[0].response is not None and gets[0].request is not None
+    check.precondition(
+        "an answered GetTelemetrySubscriptions request of the client",
+        ">= 1",
+        f"{len(gets)} Gets, the first {'answered' if answered else 'not answered'}",
+        ok=answered,
+    )
     first = gets[0]
     check.expect(
         "first Get's ClientInstanceId (Null/zero)",
@@ -200,8 +209,12 @@ async def test_empty_subscription(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     recording = await _empty_run(check, client, client_target)
-    if not recording.traffic.gets:
-        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    check.precondition(
+        "GetTelemetrySubscriptions requests the client sent",
+        ">= 1",
+        0,
+        ok=bool(recording.traffic.gets),
+    )
     check.expect("PushTelemetry requests", [], [str(e) for e in recording.traffic.pushes][:10])
 
 
@@ -251,6 +264,10 @@ async def test_opt_out(client: ClientDriver, client_target: BrokerTarget, check:
         interval_ms=300,
         config={"enable.metrics.push": "false"},
     )
-    if not recording.traffic.of(API_VERSIONS):
-        raise Inconclusive("the client never connected")
+    check.precondition(
+        "ApiVersions requests of the client (it connected)",
+        ">= 1",
+        0,
+        ok=bool(recording.traffic.of(API_VERSIONS)),
+    )
     check.expect("telemetry requests", [], [str(e) for e in recording.traffic.telemetry][:10])

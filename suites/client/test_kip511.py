@@ -18,7 +18,7 @@ from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.rules import Respond, Rule
 from kconform.fixtures.reference.apiversions import SOFTWARE_NAME_VERSION_PATTERN
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, run_client
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
 from kconform.suites.model import Level, case
@@ -57,8 +57,12 @@ def _identities(traffic: Traffic) -> list[tuple[str, int | None, str | None, str
 
 def _judge_identity(check: Check, recording: Recording, pattern: re.Pattern[str]) -> None:
     identities = _identities(recording.traffic)
-    if not identities:
-        raise Inconclusive("the client opened no connection that carried its client.id")
+    check.precondition(
+        "connections on which the client's requests carried its client.id",
+        ">= 1",
+        0,
+        ok=bool(identities),
+    )
     check.observe(
         "ClientSoftwareName/Version per connection",
         [f"{c.split()[0]}: v{v} {n!r} {s!r}" for c, v, n, s in identities],
@@ -126,6 +130,10 @@ def _refuse_new_versions(
     return rules
 
 
+def _versions_sent(traffic: Traffic) -> list[int]:
+    return sorted({e.api_version for e in traffic.of(API_VERSIONS)})
+
+
 def _retries(traffic: Traffic, error: int) -> list[tuple[Exchange, Exchange | None, int]]:
     """For each ApiVersions answered `error`: the next request on its connection, and how many
     ApiVersions that connection sent in all."""
@@ -153,8 +161,12 @@ async def _judge_fallback(
         rules=_refuse_new_versions(advertise),
     )
     retries = _retries(recording.traffic, ErrorCode.UNSUPPORTED_VERSION)
-    if not retries:
-        raise Inconclusive("no ApiVersions of the client was answered UNSUPPORTED_VERSION")
+    check.precondition(
+        "ApiVersions v3+ requests of the client (the rule answers them UNSUPPORTED_VERSION)",
+        ">= 1",
+        f"0; ApiVersions versions it sent: {_versions_sent(recording.traffic)}",
+        ok=bool(retries),
+    )
     check.observe(
         "retries after UNSUPPORTED_VERSION",
         [f"{r}: next {n or 'nothing'}; ApiVersions on the connection: {c}" for r, n, c in retries],
@@ -233,8 +245,12 @@ async def test_invalid_request(
     )
     traffic = recording.traffic
     refused = [e for e in traffic.of(API_VERSIONS) if e.error_code == ErrorCode.INVALID_REQUEST]
-    if not refused:
-        raise Inconclusive("no ApiVersions of the client was answered INVALID_REQUEST")
+    check.precondition(
+        "ApiVersions v3+ requests of the client (the rule answers them INVALID_REQUEST)",
+        ">= 1",
+        f"0; ApiVersions versions it sent: {_versions_sent(traffic)}",
+        ok=bool(refused),
+    )
     went_on = []
     for r in refused:
         later = [str(e) for e in traffic.on(r.connection) if e.sent > r.sent]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from kconform.codecs.errors import ErrorCode
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check, Inconclusive
+from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client, shared_run
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 from kconform.suites.model import Level, case
@@ -36,13 +36,25 @@ async def _termination_run(check: Check, client: ClientDriver, target: BrokerTar
     )
 
 
-def _closing(recording: Recording) -> float:
+def _closing(check: Check, recording: Recording) -> float:
+    """When close() began; the case is not applicable unless the driver said so and the client
+    then had an active subscription (the condition of a final push)."""
     closing = recording.event_time("closing")
-    if closing is None:
-        raise Inconclusive("the driver printed no 'closing' event (did the client close?)")
+    check.precondition(
+        "the driver's 'closing' event (it closed the client)",
+        "printed",
+        "not printed",
+        ok=closing is not None,
+    )
+    assert closing is not None
     subscribed = [e for e in recording.traffic.gets if e.error_code == 0 and e.sent < closing]
-    if not subscribed or not list(subscribed[-1].response.requested_metrics):
-        raise Inconclusive("the client had no active subscription when it closed")
+    last = list(subscribed[-1].response.requested_metrics) if subscribed else None
+    check.precondition(
+        "an active subscription (a successful Get with RequestedMetrics) when close() began",
+        "RequestedMetrics not empty",
+        "no successful Get before close()" if last is None else f"RequestedMetrics {last}",
+        ok=bool(last),
+    )
     return closing
 
 
@@ -58,7 +70,7 @@ def _closing(recording: Recording) -> float:
 )
 async def test_final_push(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
     recording = await _termination_run(check, client, client_target)
-    closing = _closing(recording)
+    closing = _closing(check, recording)
     final = [e for e in recording.traffic.pushes if e.sent >= closing - 0.05]
     check.observe(
         "pushes after close() began",
@@ -86,7 +98,7 @@ async def test_single_terminating(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     recording = await _termination_run(check, client, client_target)
-    closing = _closing(recording)
+    closing = _closing(check, recording)
     pushes = recording.traffic.pushes
     terminating = [e for e in pushes if e.terminating]
     check.observe("pushes (Terminating flag)", [f"{e} {e.terminating}" for e in pushes])
@@ -117,8 +129,12 @@ async def test_none_without_subscription(
     recording = await run_client(
         check, client, client_target, Scenario.idle(seconds=1.5), metrics=None
     )
-    if not recording.traffic.gets:
-        raise Inconclusive("the client sent no GetTelemetrySubscriptions request")
+    check.precondition(
+        "GetTelemetrySubscriptions requests the client sent",
+        ">= 1",
+        0,
+        ok=bool(recording.traffic.gets),
+    )
     check.observe(
         "RequestedMetrics of the Gets",
         [
@@ -157,8 +173,15 @@ async def test_unknown_subscription_retry(
         for e in recording.traffic.pushes
         if e.terminating and e.error_code == ErrorCode.UNKNOWN_SUBSCRIPTION_ID
     ]
-    if not refused:
-        raise Inconclusive("the client sent no Terminating push (see termination.final_push)")
+    pushes = recording.traffic.pushes
+    check.precondition(
+        "a Terminating push from the client (the script answers it UNKNOWN_SUBSCRIPTION_ID; "
+        "whether it should send one: termination.final_push)",
+        ">= 1",
+        f"0 ({len(pushes)} pushes, {len([e for e in pushes if e.terminating])} Terminating, "
+        f"{len(recording.traffic.gets)} Gets)",
+        ok=bool(refused),
+    )
     after = recording.traffic.after(refused[0].sent, 71, 72)
     shape = [("Get" if e.api_key == 71 else f"Push Terminating={e.terminating}") for e in after]
     check.observe("telemetry requests after the refused Terminating push", shape)

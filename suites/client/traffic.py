@@ -3,15 +3,16 @@
 The proxy records every frame of every connection with a monotonic timestamp. A client case
 sets a unique `client.id`, so the client's connections are the ones whose requests carry it; each
 request is paired with the response the client actually received (after any injected change:
-the proxy logs the original and then the rewritten frame, and the last one is what left). Pure
-bookkeeping: no sockets, no waiting.
+the proxy logs the original and then the rewritten frame, and the last one is what left). The
+client ids of the window's other requests are counted (`Traffic.others`), to say what a client
+that ignores its `client.id` sent instead. Pure bookkeeping: no sockets, no waiting.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kconform.codecs.compression import CompressionError, decompress
 from kconform.codecs.framing import decode_request, decode_response
@@ -74,6 +75,17 @@ class Traffic:
     closed: dict[str, float]  # connection -> first close record
     entries: list[WireEntry]  # the raw log of the client's connections (evidence)
     truncated: int = 0  # requests beyond MAX_ENTRIES, counted but not decoded
+    # client id -> requests, on the proxy's other connections in the same window: when nothing
+    # carried `client_id`, these say what the client sent instead (a client that ignores it)
+    others: dict[str, int] = field(default_factory=dict)
+
+    def seen_instead(self) -> str:
+        """The other client ids seen in the window, busiest first, for a message."""
+        if not self.others:
+            return "no request at all reached the proxy"
+        ranked = sorted(self.others.items(), key=lambda item: (-item[1], item[0]))
+        shown = ", ".join(f"{cid!r} ({n} request{'' if n == 1 else 's'})" for cid, n in ranked[:8])
+        return shown + (f" and {len(ranked) - 8} more" if len(ranked) > 8 else "")
 
     def of(self, *api_keys: int) -> list[Exchange]:
         return [e for e in self.exchanges if e.api_key in api_keys]
@@ -122,6 +134,11 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
         elif "closed" in entry.note:
             closed.setdefault(entry.connection, entry.monotonic)
     mine = {e.connection for e, _, cid in requests if cid == client_id}
+    others: dict[str, int] = {}
+    for entry, _, cid in requests:
+        if entry.connection not in mine:
+            name = "(null)" if cid is None else cid
+            others[name] = others.get(name, 0) + 1
     exchanges = []
     for entry, body, _ in requests:
         if entry.connection not in mine:
@@ -141,9 +158,8 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
             exchange.response = _response(answer, exchange)
         exchanges.append(exchange)
     own = [e for e in entries if e.connection in mine]
-    return Traffic(
-        client_id, exchanges, {c: t for c, t in closed.items() if c in mine}, own, truncated
-    )
+    closes = {c: t for c, t in closed.items() if c in mine}
+    return Traffic(client_id, exchanges, closes, own, truncated, others)
 
 
 def _response(entry: WireEntry, exchange: Exchange) -> Message | None:

@@ -4,6 +4,10 @@ Every broken client (a `command:` driver built on kconform's own codec, `broken/
 run against the one case meant for its defect, in a pytest subprocess of its own, and must get
 that case's bad verdict: `fail` for a MUST case, `non-strict` for a SHOULD case. The well-behaved
 control runs all those cases and must pass each, so a verdict can only come from the defect.
+
+A client that does not do what a case needs (no Terminating push, traffic under another client id)
+leaves that case `not-applicable`, never `error` (the harness's own trouble) nor `pass`, with a
+message that says what was missing.
 """
 
 from __future__ import annotations
@@ -34,6 +38,18 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
 }
 BAD = {"MUST": "fail", "SHOULD": "non-strict"}
 
+# broken client -> {case it leaves without what the case judges: text the message must hold}
+NOT_APPLICABLE: dict[str, dict[str, str]] = {
+    "no_terminating_push": {
+        "kip714.client.termination.unknown_subscription_retry": "Terminating push",
+    },
+    "ignores_client_id": {  # both would be judged on nothing: every request is under its own id
+        "kip511.client.software_identity": "client ids seen on the proxy",
+        "kip714.client.handshake.opt_out": "client ids seen on the proxy",
+    },
+}
+OWN_CLIENT_ID = "my-own-client-id"  # broken/ignores_client_id.py
+
 
 def _run(name: str, cases: list[str], out: Path) -> dict[str, CaseResult]:
     results = out / f"{name}.json"
@@ -52,7 +68,11 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Ca
     """Every client's results; two subprocesses at a time keep the run short."""
     out = tmp_path_factory.mktemp("broken-clients")
     runs = {name: [case_id] for name, (case_id, _) in CAUGHT_BY.items()}
-    runs["well_behaved"] = sorted({case_id for case_id, _ in CAUGHT_BY.values()})
+    for name, cases in NOT_APPLICABLE.items():
+        runs[name] = [*runs.get(name, []), *cases]
+    runs["well_behaved"] = sorted(
+        {case_id for case_id, _ in CAUGHT_BY.values()} | set(NOT_APPLICABLE["no_terminating_push"])
+    )
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(_run, name, cases, out) for name, cases in runs.items()}
         return {name: future.result() for name, future in futures.items()}
@@ -76,7 +96,25 @@ def test_broken_client_is_caught(name: str, verdicts: dict[str, dict[str, CaseRe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case_id", sorted({case_id for case_id, _ in CAUGHT_BY.values()}))
+@pytest.mark.parametrize(
+    ("name", "case_id"), sorted((n, c) for n, cases in NOT_APPLICABLE.items() for c in cases)
+)
+def test_unmet_precondition_is_not_applicable(
+    name: str, case_id: str, verdicts: dict[str, dict[str, CaseResult]]
+) -> None:
+    result = verdicts[name].get(case_id)
+    assert result is not None and result.verdict == "not-applicable", _explain(result)
+    assert NOT_APPLICABLE[name][case_id] in result.message, result.message
+    if name == "ignores_client_id":  # names the id the client used, and the one it was given
+        assert repr(OWN_CLIENT_ID) in result.message, result.message
+        assert "'kc-" in result.message, result.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case_id",
+    sorted({c for c, _ in CAUGHT_BY.values()} | set(NOT_APPLICABLE["no_terminating_push"])),
+)
 def test_well_behaved_client_passes(
     case_id: str, verdicts: dict[str, dict[str, CaseResult]]
 ) -> None:

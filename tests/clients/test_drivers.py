@@ -169,3 +169,47 @@ def test_java_driver_source_compiles_against_the_client_api(tmp_path: Path) -> N
         capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("suffix", [".sh", ".py"])
+def test_command_driver_runs_the_path_as_given_not_the_symlink_target(
+    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Programs that read their own name (argv[0]) see the name they were called by."""
+    real = tmp_path / "real" / f"driver-real{suffix}"
+    real.parent.mkdir()
+    if suffix == ".sh":
+        real.write_text(
+            '#!/bin/sh\nprintf \'{"implementation": "%s", "capabilities": []}\\n\' "$0"\n'
+        )
+        real.chmod(0o755)
+    else:
+        real.write_text(
+            "import json, sys\n"
+            "print(json.dumps({'implementation': sys.argv[0], 'capabilities': []}))\n"
+        )
+    (tmp_path / "bin").mkdir()
+    link = tmp_path / "bin" / f"kafka-client{suffix}"
+    link.symlink_to(real)
+    driver = create_driver(parse_clients(f"command:{link}")[0])
+    assert driver.implementation == str(link)
+    assert driver.executable()[-1] == str(link)
+    # a relative path runs as the same absolute path (the driver is started from any cwd)
+    monkeypatch.chdir(tmp_path / "bin")
+    relative = create_driver(parse_clients(f"command:kafka-client{suffix}")[0])
+    assert relative.implementation == str(link)
+
+
+def test_unknown_capability_in_describe_is_reported(tmp_path: Path) -> None:
+    script = tmp_path / "client.py"
+    script.write_text(
+        "import json\n"
+        "print(json.dumps({'implementation': 'x', 'capabilities': ['telemetry', 'teleportation']}))"
+    )
+    spec = parse_clients(f"command:{script}")
+    driver = create_driver(spec[0])  # a plain pytest run: its cases are skipped with the reason
+    assert "'teleportation'" in (driver.unavailable_reason() or "")
+    from kconform.fixtures.clients.registry import check_clients  # what the CLI asks first
+
+    with pytest.raises(ValueError, match=r"'teleportation'.*known: .*telemetry"):
+        check_clients(spec)

@@ -50,6 +50,7 @@ class Behaviour:
     hostname_attribute: bool = False
     downgrade_loop: bool = False
     ignores_unknown_subscription: bool = False
+    own_client_id: str | None = None  # sent instead of the client.id it is given
 
 
 class Client:
@@ -65,7 +66,9 @@ class Client:
     async def connect(self, bootstrap: str) -> bool:
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
         self.conn = await KafkaConnection.open(
-            host, int(port), client_id=self.config.get("client.id", "minimal")
+            host,
+            int(port),
+            client_id=self.b.own_client_id or self.config.get("client.id", "minimal"),
         )
         self.connections += 1
         version, tries = MAX_API_VERSIONS, 0
