@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import (
     ApiVersionsRequest,
     DescribeConfigsRequest,
@@ -36,7 +37,7 @@ from kconform.codecs.messages import (
 from kconform.codecs.otlp import OtlpDecodeError, flatten, parse_metrics_data
 from kconform.codecs.records import RecordBatchHeader, read_batches
 from kconform.fixtures.connection import KafkaConnection
-from kconform.fixtures.targets.admin import BROKER, ApiRange, ClusterAdmin
+from kconform.fixtures.targets.admin import BROKER, AdminError, ApiRange, ClusterAdmin
 from kconform.fixtures.targets.base import BrokerTarget, PartitionMetric, TargetError
 from kconform.fixtures.targets.kraft_config import merge_partition_metrics
 
@@ -95,7 +96,7 @@ async def end_offsets(
     for node, topics in sorted(by_leader.items()):
         admin = await admin_at(connect, index.get(node, 0))
         for topic, partitions in topics.items():
-            offsets = await admin.end_offsets(topic, sorted(partitions))
+            offsets = await _end_offsets_retrying(admin, topic, sorted(partitions))
             now = time.time()
             out += [
                 PartitionMetric("list_offsets", topic, p, "end_offset", float(o), now)
@@ -103,6 +104,28 @@ async def end_offsets(
             ]
         await admin.connection.close()
     return out
+
+
+RETRIABLE = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    ErrorCode.LEADER_NOT_AVAILABLE,
+})  # fmt: skip
+"""Errors a leader answers while it has not yet applied a new topic from the metadata log
+(Kafka's clients retry them too): another broker's Metadata can run ahead of the leader's."""
+RETRY_FOR = 15.0
+
+
+async def _end_offsets_retrying(
+    admin: ClusterAdmin, topic: str, partitions: list[int]
+) -> dict[int, int]:
+    deadline = time.monotonic() + RETRY_FOR
+    while True:
+        try:
+            return await admin.end_offsets(topic, partitions)
+        except AdminError as exc:
+            if exc.error_code not in RETRIABLE or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(0.2)
 
 
 async def read_back(
