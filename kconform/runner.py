@@ -22,7 +22,7 @@ import pytest
 
 import kconform.baselines
 import kconform.suites
-from kconform.reports.common import SKIP_VERDICTS
+from kconform.reports.common import SKIP_VERDICTS, nothing_judged
 from kconform.reports.model import RunResults
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
@@ -176,33 +176,6 @@ def run(options: RunOptions) -> int:
     if reason:
         print(f"kconform: {reason}", file=sys.stderr, flush=True)
     return exit_code(results, int(code))
-
-
-def nothing_judged(results: RunResults) -> str | None:
-    """Why this run judged nothing, in one line; None when at least one case was judged.
-
-    Judged means a verdict outside SKIP_VERDICTS (unsupported, not-applicable, skipped): a run
-    made only of those, or of no result at all, has not tested its subjects and must not pass.
-    """
-    if any(r.verdict not in SKIP_VERDICTS for r in results.results):
-        return None
-    if not results.results:
-        return (
-            "no case was judged: no case produced a result (none matched --cases, --level or "
-            "-k, or none could start)"
-        )
-    counts: dict[str, int] = {}
-    for result in results.results:
-        counts[result.verdict] = counts.get(result.verdict, 0) + 1
-    tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-    reasons = list(dict.fromkeys(" ".join(r.message.split()) for r in results.results))
-    reasons = [r for r in reasons if r]
-    why = ""
-    if reasons:
-        first = reasons[0] if len(reasons[0]) <= 240 else reasons[0][:239] + "…"
-        more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
-        why = f"; {first}{more}"
-    return f"no case was judged: {len(results.results)} case runs, {tally}{why}"
 
 
 def certificate(results: RunResults) -> str:

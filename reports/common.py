@@ -61,7 +61,14 @@ LEVEL_MEANING = {
 
 
 def fails_run(result: CaseResult) -> bool:
-    """Whether this result makes CI fail (baseline difference, or fail/error without one)."""
+    """Whether this result makes CI fail (baseline difference, or fail/error without one).
+
+    `not-applicable` never does: the subject did not bring about what the case judges (a slow
+    client that had not pushed yet, one broker where two are needed), which is no evidence of a
+    regression; the changed-verdicts view still lists it against the baseline.
+    """
+    if result.verdict == "not-applicable":
+        return False
     if result.baseline is not None:
         return result.verdict != result.baseline
     return result.verdict in BAD_VERDICTS
@@ -75,8 +82,40 @@ def failure_reason(result: CaseResult) -> str:
 
 
 def run_passes(results: RunResults) -> bool:
-    """Would CI pass? Interrupted runs never pass: what did not run was not checked."""
-    return not results.interrupted and not any(fails_run(r) for r in results.results)
+    """Would CI pass? Interrupted runs never pass (what did not run was not checked), nor do
+    runs that judged nothing."""
+    return (
+        not results.interrupted
+        and not any(fails_run(r) for r in results.results)
+        and nothing_judged(results) is None
+    )
+
+
+def nothing_judged(results: RunResults) -> str | None:
+    """Why this run judged nothing, in one line; None when at least one case was judged.
+
+    Judged means a verdict outside SKIP_VERDICTS (unsupported, not-applicable, skipped): a run
+    made only of those, or of no result at all, has not tested its subjects and must not pass.
+    """
+    if any(r.verdict not in SKIP_VERDICTS for r in results.results):
+        return None
+    if not results.results:
+        return (
+            "no case was judged: no case produced a result (none matched --cases, --level or "
+            "-k, or none could start)"
+        )
+    counts: dict[str, int] = {}
+    for result in results.results:
+        counts[result.verdict] = counts.get(result.verdict, 0) + 1
+    tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    reasons = list(dict.fromkeys(" ".join(r.message.split()) for r in results.results))
+    reasons = [r for r in reasons if r]
+    why = ""
+    if reasons:
+        first = reasons[0] if len(reasons[0]) <= 240 else reasons[0][:239] + "…"
+        more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
+        why = f"; {first}{more}"
+    return f"no case was judged: {len(results.results)} case runs, {tally}{why}"
 
 
 @dataclass

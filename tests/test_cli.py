@@ -266,7 +266,7 @@ def test_exit_code_judges_nothing_as_not_ok() -> None:
 
     results = RunResults("0", 0.0, results=[result("not-applicable", "a"), result("skipped", "b")])
     assert exit_code(results, 0) == EXIT_ERRORS
-    from kconform.runner import nothing_judged
+    from kconform.reports.common import nothing_judged
 
     reason = nothing_judged(results) or ""
     assert "1 not-applicable" in reason and "1 skipped" in reason and "why a" in reason

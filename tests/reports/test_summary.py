@@ -38,6 +38,19 @@ def test_fails_run_follows_the_plugin_rule(make_result):
     assert fails_run(make_result("kip511.a.b", "reference", "pass", baseline="fail"))
 
 
+def test_an_unmet_precondition_never_fails_a_run(make_result):
+    """The subject did not do what the case judges: no evidence either way, baseline or not."""
+    for baseline in (None, "pass", "fail", "not-applicable"):
+        result = make_result("kip714.a.b", "confluent-kafka", "not-applicable", baseline=baseline)
+        assert not fails_run(result)
+
+
+def test_a_run_that_judged_nothing_does_not_pass(run, make_result):
+    nothing = replace(run, results=[make_result("kip714.a.b", "reference", "not-applicable")])
+    assert not run_passes(nothing)
+    assert "overall: FAIL" in summary_table(nothing)
+
+
 def test_run_passes_needs_no_failing_result_and_a_complete_run(run):
     assert not run_passes(run)
     run.results = [r for r in run.results if not fails_run(r)]
