@@ -1,7 +1,8 @@
-"""The committed baselines of real Apache Kafka releases explain every verdict that is not a pass.
+"""The committed baselines of real Apache Kafka releases (brokers and Java clients) explain every
+verdict that is not a pass.
 
 A fail expected on Apache must be a real deviation a user can look up (an Apache source file, a
-JIRA, a SPEC section); an `error` is a harness defect and is never expected there.
+JIRA, a SPEC section, the KIP sentence); an `error` is a harness defect and is never expected.
 """
 
 from __future__ import annotations
@@ -15,13 +16,18 @@ import pytest
 from kconform.reports.model import VERDICTS, load_baseline, load_baseline_why
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
-APACHE = sorted(BASELINES.glob("apache-*.json"))
+APACHE = sorted([*BASELINES.glob("apache-*.json"), *BASELINES.glob("java-*.json")])
 EXPLAINED = {"fail", "non-strict", "not-applicable", "unsupported"}
 SOURCE = re.compile(r"KAFKA-\d+|SPEC [A-G]|\.java|ruling \d+|#\d{4,}|KIP-\d+|brokers?")
 
 
 def test_there_are_apache_baselines() -> None:
-    assert {p.name for p in APACHE} >= {"apache-3.7.0.json", "apache-4.1.0.json"}
+    assert {p.name for p in APACHE} >= {
+        "apache-3.7.0.json",
+        "apache-4.1.0.json",
+        "java-3.7.0.json",
+        "java-4.1.0.json",
+    }
 
 
 @pytest.mark.parametrize("path", APACHE, ids=[p.stem for p in APACHE])
