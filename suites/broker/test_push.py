@@ -32,8 +32,8 @@ from kconform.suites.broker.helpers import (
     get,
     payload,
     push,
+    settled,
     subscribed_session,
-    visible,
     wait_interval,
 )
 from kconform.suites.check import Check, Inconclusive, Unsupported
@@ -160,7 +160,7 @@ async def add_matching_subscription(check: Check, target: BrokerTarget) -> None:
     subscription = Subscription(name, ("org.apache.kafka.consumer.",), INTERVAL_MS, match)
     await asyncio.to_thread(target.set_subscription, subscription)
     check.defer(lambda: target.delete_subscription(name))
-    await visible(check, match["client_id"], subscription.metrics, INTERVAL_MS)
+    await settled(check)
 
 
 # --- accepted pushes ------------------------------------------------------------------------

@@ -22,14 +22,12 @@ from kconform.codecs.wire import ONE_UUID, ZERO_UUID
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription
 from kconform.suites.broker.helpers import (
-    SUBSCRIPTION_VISIBLE_TIMEOUT,
     TELEMETRY_ADMIN,
     err,
-    eventually,
     get,
     push,
+    settled,
     subscribe,
-    visible,
     wait_interval,
 )
 from kconform.suites.check import Check
@@ -67,8 +65,7 @@ async def add_subscription(
         target.set_subscription, Subscription(name, metrics, interval_ms, dict(match))
     )
     check.defer(lambda: target.delete_subscription(name))
-    if set(match) == {"client_id"} and "\\" not in match["client_id"]:  # a literal client id;
-        await visible(check, match["client_id"], metrics, interval_ms)  # else the case waits
+    await settled(check)
     return name
 
 
@@ -273,15 +270,10 @@ async def check_selector(
     """`selector=<value>` must match; `selector=<partial>` (a substring) must not. Returns the
     RequestedMetrics of the Get that judged it."""
     extra = dict(isolate or {})
-    # partial first: config changes reach a KRaft broker in order, so once the full-value one
-    # shows, the partial one has been applied too (and would show if it matched)
-    await add_subscription(check, {**extra, selector: re.escape(partial)}, ("kconform.partial.",))
     await add_subscription(check, {**extra, selector: re.escape(value)}, ("kconform.full.",))
-    if instance_id == ZERO_UUID:  # Null ids: new instances, never throttled, so poll
-        response = await eventually(
-            lambda: get(conn), lambda r: "kconform.full." in r.requested_metrics,
-            timeout=SUBSCRIPTION_VISIBLE_TIMEOUT,
-        )  # fmt: skip
+    await add_subscription(check, {**extra, selector: re.escape(partial)}, ("kconform.partial.",))
+    if instance_id == ZERO_UUID:
+        response = await get(conn)
         check.require("Get", err(NONE), err(response.error_code))
     else:
         response = await get_after_change(check, conn, instance_id)
