@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         default="reference",
-        help="reference, reference:<mutant>, librdkafka_mock, external, kraft[:v]",
+        help="reference, reference:<mutant>, librdkafka_mock, external, kraft[:v], apache:<v>",
     )
     parser.add_argument(
         "--budget",

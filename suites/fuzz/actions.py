@@ -3,21 +3,39 @@
 Building blocks for `machine.py`, kept apart so the state machine reads as its rules: what the
 examples of one case share (`World`), values known under two names (`Pair`), the payloads,
 subscription changes and timed requests the rules send, and the trace they write.
+
+**Waiting for a subscription change.** On a KRaft broker an accepted CLIENT_METRICS change
+reaches the telemetry code asynchronously (controller, metadata log, broker). After each change
+a session sends, it sets the case's *sentinel* subscription to a new marker metric, in a second
+request; the sentinel matches only the case's probe client. The metadata log is applied in
+order, so once a Get by the probe client lists the new marker, the session's change (earlier
+in the log) is visible too (`await_visible`). One request for both would not do: the
+controller may write its two records in two batches (seen on 3.7.0: the second resource
+became visible 60 ms after the first). The probe's Gets use a zero ClientInstanceId: each is a
+new instance, which no broker throttles. The sentinel changes every time, so every change a
+session sends re-resolves the broker's instances (SPEC C.2 step 2): whether re-setting
+unchanged values does that too is left open by the KIP, and the model need not guess.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from kconform.codecs.compression import compress
-from kconform.codecs.messages import IncrementalAlterConfigsRequest
+from kconform.codecs.messages import (
+    GetTelemetrySubscriptionsRequest,
+    IncrementalAlterConfigsRequest,
+)
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID, DecodeError
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerAddress
+from kconform.fixtures.wirelog import WireLog
 from kconform.suites.broker.helpers import payload as otlp_payload
 from kconform.suites.fuzz.engine import FuzzSession
 from kconform.suites.fuzz.model import now_ms
@@ -25,7 +43,8 @@ from kconform.suites.fuzz.model import now_ms
 
 @dataclass
 class World:
-    """What every example of one case shares."""
+    """What every example of one case shares: the target, the sentinel subscription and its
+    probe connection, and what the examples observed."""
 
     session: FuzzSession
     broker: BrokerAddress
@@ -34,6 +53,39 @@ class World:
     examples: int = 0
     divergences: list[str] = field(default_factory=list)
     ambiguous_steps: int = 0
+    propagation_ms: list[int] = field(default_factory=list)
+    markers: int = 0
+    probe: KafkaConnection | None = None
+
+    @property
+    def sentinel_name(self) -> str:
+        return f"{self.client_prefix}-sentinel"
+
+    @property
+    def probe_client_id(self) -> str:
+        return f"{self.client_prefix}-probe"
+
+    def next_marker(self) -> str:
+        """A metric name the sentinel has never had in this case."""
+        self.markers += 1
+        return f"kconform.sentinel.{self.markers}"
+
+    def sentinel(self, marker: str) -> tuple[str, dict[str, tuple[int, str | None]]]:
+        """The sentinel resource of an IncrementalAlterConfigs: `marker` for the probe only."""
+        return self.sentinel_name, {
+            "metrics": (SET, marker),
+            "match": (SET, f"client_id={self.probe_client_id}"),
+        }
+
+    async def close(self) -> None:
+        """Delete the sentinel subscription and close the probe connection."""
+        if self.probe is None:
+            return
+        try:
+            await self.probe.request(delete_body([self.sentinel_name]), 1, timeout=REQUEST_TIMEOUT)
+        finally:
+            await self.probe.close()
+            self.probe = None
 
 
 @dataclass
@@ -45,6 +97,10 @@ class Pair:
 
 
 REQUEST_TIMEOUT = 5.0
+PROPAGATION_LIMIT = 15.0
+"""Seconds a CLIENT_METRICS change may take to reach the broker's telemetry code (Apache: tens
+of ms on an idle KRaft node; the limit is for a loaded one)."""
+PROPAGATION_POLL = 0.01
 CLIENT_METRICS = 16
 SET, DELETE = 0, 1
 SUBSCRIPTION_KEYS = ("metrics", "interval.ms", "match")
@@ -110,6 +166,32 @@ def delete_body(names: list[str]) -> Message:
     return alter_body([(n, dict.fromkeys(SUBSCRIPTION_KEYS, (DELETE, None))) for n in names])
 
 
+async def await_visible(
+    world: World, marker: str, limit: float, log: WireLog | None = None
+) -> float | None:
+    """Seconds until a Get by the probe client lists `marker`; None if not within `limit`."""
+    started = time.monotonic()
+    if world.probe is None or world.probe.closed:
+        world.probe = await KafkaConnection.open(
+            world.broker.host,
+            world.broker.port,
+            client_id=world.probe_client_id,
+            timeout=REQUEST_TIMEOUT,
+            wire_log=log,
+            label="propagation probe",
+        )
+    while True:
+        answer = await world.probe.request(
+            GetTelemetrySubscriptionsRequest(client_instance_id=ZERO_UUID), 0
+        )
+        elapsed = time.monotonic() - started
+        if not answer.body.error_code and marker in answer.body.requested_metrics:
+            return elapsed
+        if elapsed > limit:
+            return None
+        await asyncio.sleep(PROPAGATION_POLL)
+
+
 async def timed(connection: KafkaConnection, body: Message, version: int) -> tuple[Any, int, int]:
     """The answer (or what happened instead) and the clock before sending and after it."""
     t0 = now_ms()
@@ -144,6 +226,10 @@ class Trace:
 
     def log(self, line: str) -> None:
         self.lines.append(f"{len(self.lines):>3}. {line}")
+
+    def annotate(self, text: str) -> None:
+        """Add to the last step (what followed from it, not a step of its own)."""
+        self.lines[-1] += f"\n{'':14}{text}"
 
     def name(self, instance_id: uuid.UUID) -> str:
         if instance_id in (ZERO_UUID, ONE_UUID):

@@ -86,8 +86,10 @@ def save_trace(
 
 _VOLATILE = (
     re.compile(r"\+\d+ ms"),  # clock readings in a trace
+    re.compile(r"\d+ ms later"),  # how long a subscription change took to arrive
     re.compile(r"\([A-Za-z0-9_-]{6}…\)"),  # the random part of a ClientInstanceId
-    re.compile(r"fz-[A-Za-z0-9_-]+"),  # per-run client ids and subscription names
+    re.compile(r"f?z-[A-Za-z0-9_-]+"),  # per-run client ids, subscription names, match values
+    re.compile(r"\d+ B OTLP"),  # payload sizes, which vary with the timestamps inside
     re.compile(r"127\.0\.0\.1:\d+"),  # ports
 )
 

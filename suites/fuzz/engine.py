@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.errors import FlakyFailure
 
 from kconform.fixtures.targets.base import BrokerAddress, BrokerTarget, TargetError
 from kconform.fixtures.wirelog import WireEntry, WireLog
@@ -40,6 +41,8 @@ from kconform.suites.fuzz.corpus import corpus_root, database, is_selftest, save
 T = TypeVar("T")
 IO_MARGIN = 5.0  # seconds the bridge waits beyond the I/O's own timeout before giving up
 MAX_SHAPES_SHOWN = 40
+DEATH_WAIT = 2.0
+"""Seconds `Arena.death` gives a target that stopped answering to show it exited."""
 
 
 class BudgetSpent(BaseException):
@@ -158,6 +161,14 @@ class FuzzSession:
                     return f"stopped: {cause}"
                 if isinstance(cause, HarnessBug):
                     return cause
+                if isinstance(exc, FlakyFailure) and self.best is not None:
+                    # A real target's answer can depend on timing: replayed, the failing
+                    # example passed (or failed elsewhere). What it did the first time stands.
+                    return (
+                        "the failing example did not fail the same way when Hypothesis replayed "
+                        "it (the target's answers depend on timing); its first failure is "
+                        "reported"
+                    )
                 first = str(exc).strip().splitlines()[:1]
                 return f"hypothesis reported {type(exc).__name__}: {''.join(first)[:200]}"
             return "finished: the example budget was used"
@@ -257,13 +268,18 @@ class Arena:
     def died(self, reason: str) -> None:
         self.spent = reason
 
-    def death(self) -> str | None:
-        """Why the current target is gone, if its process says so."""
-        try:
-            self.current.check_alive()
-        except TargetError as exc:
-            return str(exc)
-        return None
+    def death(self, within: float = DEATH_WAIT) -> str | None:
+        """Why the current target is gone, if its process says so within `within` seconds (a
+        process that closed its sockets while aborting may not have exited yet)."""
+        give_up = time.monotonic() + within
+        while True:
+            try:
+                self.current.check_alive()
+            except TargetError as exc:
+                return str(exc)
+            if time.monotonic() >= give_up:
+                return None
+            time.sleep(0.05)
 
     def _respawn(self) -> None:
         fresh = fresh_instance(self.shared)

@@ -55,6 +55,8 @@ GROUPS: dict[str, tuple[type[Message], ...]] = {
 
 STATE_CHANGING = (AlterConfigsRequest.api_key, IncrementalAlterConfigsRequest.api_key)
 MAX_PAYLOAD = 4 * 1024 * 1024
+HEADER_PREFIX = 8
+"""Bytes every request header version starts with: api key, api version, correlation id."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,32 @@ class FuzzRequest:
 
     def frame(self) -> bytes:
         return INT32.pack(len(self.payload) if self.size is None else self.size) + self.payload
+
+    @property
+    def complete(self) -> bool:
+        """Does the size prefix promise no more bytes than were sent? (A negative size is no
+        frame at all: nothing more could complete it.)"""
+        return self.size is None or self.size <= len(self.payload)
+
+    @property
+    def answerable(self) -> bool:
+        """Could a broker answer this? Only a complete frame whose first frame holds api key,
+        version and correlation id (8 bytes); an answer needs that correlation id."""
+        return self.why_unanswerable() == ""
+
+    def why_unanswerable(self) -> str:
+        """Why no answer is owed to this frame ("" when one is)."""
+        if not self.complete:
+            return f"the size prefix promises {self.size} bytes and {len(self.payload)} were sent"
+        first = len(self.payload) if self.size is None else self.size
+        if first < 0:
+            return f"the size prefix {first} is negative"
+        if first < HEADER_PREFIX:
+            return (
+                f"the frame's {first} bytes cannot hold api key, version and correlation id "
+                f"({HEADER_PREFIX} bytes)"
+            )
+        return ""
 
     def claimed(self) -> tuple[int, int] | None:
         """(api key, version) the header claims, if it is long enough to claim any."""

@@ -5,21 +5,39 @@ reserved ClientInstanceId; Push early or late, Terminating or not, with the curr
 a foreign SubscriptionId, each compression type, an empty, null, oversized or undecodable
 payload; create, alter and delete its CLIENT_METRICS subscriptions through
 IncrementalAlterConfigs; open a new connection; wait part of an interval. The same requests go
-to the target and to `TimedModel`; any difference ends the example with a step-by-step trace
-naming the KIP rule involved, and Hypothesis shrinks it to the shortest such session.
+to the target and to `TimedModel`; a difference fails the example with a step-by-step trace
+naming the rule involved, and Hypothesis shrinks it to the shortest such session.
 
 Each example is its own client (a fresh client id; its subscriptions match only that id and are
-deleted at teardown), so examples cannot disturb each other or the other cases. Two rulings make
-a difference not a failure: ruling 4 (throttling a plain repeated Get is INFO; throttling the
-Get right after an UNKNOWN_SUBSCRIPTION_ID push is SHOULD) and ruling 5 (a Get for a known id
-may echo it or return null). A ruling-4 difference is recorded and the rest of that example is
-skipped, since the model can no longer follow the target.
+deleted at teardown), so examples cannot disturb each other or the other cases.
+
+What the rulings accept from a real broker is accepted here:
+
+- a subscription change reaches the broker's telemetry code asynchronously: after each change
+  the session waits until it is visible (`actions.await_visible`) and records how long it took;
+- ruling 5: a Get for a known id may echo it or return null;
+- ruling 11: a push with a null Metrics field may be answered or get its connection closed; on
+  a close the session opens a new connection and forgets the instance (Apache 4.x drops an
+  instance when its connection closes, 3.x keeps it: neither is wrong);
+- a difference a known deviation explains (`deviations.py`: the session replayed through the
+  reference model with that deviation's mutants gives every answer the target gave) is
+  reported with that deviation's rule and `why`; a SHOULD/INFO one (ruling 4's Get
+  throttling) is adopted and the session goes on against that model, a MUST one fails;
+- any other ruling-4 difference is recorded and the rest of that example is not compared.
+
+Hypothesis must see the same draws whatever the target answers, or it reports "inconsistent
+data generation" (FlakyStrategyDefinition) when a timing-dependent step answers differently on
+a replay. So strategies are static, a rule resolves them against the session's state in its
+body, and a failed or diverged session keeps drawing: its remaining rules do nothing, and
+teardown raises the failure.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -36,7 +54,8 @@ from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
 from kconform.suites.fuzz import actions as a
 from kconform.suites.fuzz import model as m
-from kconform.suites.fuzz.engine import Finding, guarded
+from kconform.suites.fuzz.engine import guarded
+from kconform.suites.fuzz.judge import Judge
 
 MAX_CONNECTIONS = 3
 MAX_WAIT_MS = 300  # a wait never exceeds this, whatever the interval (300000 without a match)
@@ -44,6 +63,19 @@ MAX_WAIT_MS = 300  # a wait never exceeds this, whatever the interval (300000 wi
 
 class Mismatch(AssertionError):
     """The target answered differently from the model."""
+
+
+def step(body: Callable[..., None]) -> Callable[..., None]:
+    """A rule: does nothing once the session failed or diverged (Hypothesis still draws its
+    arguments, so the draws never depend on the target's answers), and its unexpected
+    exceptions are the harness's (`guarded`)."""
+
+    @functools.wraps(body)
+    def run(self: TelemetryMachine, *args: Any, **kwargs: Any) -> None:
+        if self.judge.comparing:
+            body(self, *args, **kwargs)
+
+    return guarded(run)
 
 
 class TelemetryMachine(RuleBasedStateMachine):
@@ -54,17 +86,16 @@ class TelemetryMachine(RuleBasedStateMachine):
         world.session.begin_example()
         world.examples += 1
         self.world = world
-        self.model = m.TimedModel(world.telemetry_max_bytes)
         self.client_id = f"{world.client_prefix}-{world.examples}"
-        self.started = m.now_ms()
         self.trace = a.Trace(self.client_id)
+        self.judge = Judge(world, self.client_id, self.trace, seed=world.examples)
         self.connections: list[tuple[KafkaConnection, RequestContext]] = []
+        self.opened = 0
         self.instance: a.Pair | None = None
         self.subscription_ids: dict[Any, list[a.Pair]] = {}
         self.issued: set[uuid.UUID] = set()
         self.interval_ms = 300_000
         self.created: set[str] = set()
-        self.diverged = False
 
     # --- rules -------------------------------------------------------------------------------
 
@@ -73,25 +104,100 @@ class TelemetryMachine(RuleBasedStateMachine):
         metrics=st.sampled_from(a.METRIC_SETS),
         interval=st.integers(100, 300),
     )
-    @guarded
+    @step
     def start(self, subscribe: bool, metrics: str, interval: int) -> None:
         """How a client starts: connect, maybe be subscribed (short interval), Get an id."""
         self._connect()
         if subscribe:
-            self.set_subscription(0, metrics, interval, "exact")
-        self.get("null")
+            self._set(0, metrics, interval, "exact", False)
+        self._get("null")
 
     @rule()
-    @guarded
+    @step
     def new_connection(self) -> None:
-        if not self.diverged and len(self.connections) < MAX_CONNECTIONS:
+        if len(self.connections) < MAX_CONNECTIONS:
             self._connect()
 
     @rule(which=st.sampled_from(["null", "known", "foreign", "one"]))
-    @guarded
+    @step
     def get(self, which: str) -> None:
-        if self.diverged:
-            return
+        self._get(which)
+
+    @rule(
+        terminating=st.sampled_from([False, False, False, True]),
+        codec=st.sampled_from(sorted(a.CODECS)),
+    )
+    @step
+    def push(self, terminating: bool, codec: int) -> None:
+        """What a well-behaved client does: its current instance and SubscriptionId, OTLP."""
+        self._push("current", "current", terminating, (codec, "otlp"))
+
+    @rule(
+        payload=st.sampled_from(list(a.ODD_PAYLOADS)).flatmap(
+            lambda kind: st.sampled_from(a.ODD_PAYLOADS[kind])
+        ),
+        terminating=st.booleans(),
+        fresh=st.booleans(),
+    )
+    @step
+    def push_payload(self, payload: tuple[int, str], terminating: bool, fresh: bool) -> None:
+        """A push with the client's own ids but an odd CompressionType or Metrics; `fresh`: as
+        the first push of a new instance (a Get first), so the interval check lets it through
+        to the compression, size and payload checks."""
+        if fresh:
+            self._get("null")
+        self._push("current", "current", terminating, payload)
+
+    @rule(
+        instance=st.sampled_from(["current", "foreign", "zero", "one"]),
+        subscription=st.sampled_from(["current", "stale", "foreign"]),
+        terminating=st.booleans(),
+    )
+    @step
+    def push_ids(self, instance: str, subscription: str, terminating: bool) -> None:
+        """A push with a reserved, foreign or stale ClientInstanceId or SubscriptionId."""
+        self._push(instance, subscription, terminating, (0, "otlp"))
+
+    @rule(
+        slot=st.integers(0, 1),
+        metrics=st.sampled_from(a.METRIC_SETS),
+        interval=st.one_of(st.integers(100, 300), st.sampled_from([99, 3600001])),
+        match=st.sampled_from(["exact", "inner"]),
+        unknown_key=st.sampled_from([False, False, False, True]),
+    )
+    @step
+    def set_subscription(
+        self, slot: int, metrics: str, interval: int, match: str, unknown_key: bool
+    ) -> None:
+        self._set(slot, metrics, interval, match, unknown_key)
+
+    @rule(slot=st.integers(0, 1))
+    @step
+    def delete_subscription(self, slot: int) -> None:
+        deleted: dict[str, tuple[int, str | None]] = dict.fromkeys(
+            a.SUBSCRIPTION_KEYS, (a.DELETE, None)
+        )
+        self._alter(slot, f"IncrementalAlterConfigs DELETE s{slot}", deleted)
+
+    @rule(fraction=st.sampled_from([0.5, 1.1]))
+    @step
+    def wait(self, fraction: float) -> None:
+        # without a subscription the interval is 300000 ms: a short pause is all that is useful
+        interval = self.interval_ms if self.interval_ms <= MAX_WAIT_MS else 100
+        seconds = interval * fraction / 1000
+        self.world.session.io(self.world.session.check.wait(seconds), seconds)
+        self.trace.log(f"wait {seconds * 1000:.0f} ms ({fraction} x {interval} ms)")
+
+    def teardown(self) -> None:
+        self.world.ambiguous_steps += self.judge.model.ambiguous_steps
+        with contextlib.suppress(Exception):
+            self.world.session.io(self._cleanup(), a.REQUEST_TIMEOUT * 3)
+        if self.judge.failed is not None:
+            raise Mismatch(self.judge.failed)
+
+    # --- what the rules do -------------------------------------------------------------------
+
+    def _get(self, which: str) -> None:
         if which == "one":
             self._get_one()
             return
@@ -105,7 +211,7 @@ class TelemetryMachine(RuleBasedStateMachine):
         action = (
             f"Get(ClientInstanceId={'null' if which == 'null' else self.trace.name(asked.real)})"
         )
-        before = self.model.broker.telemetry.instance(asked.model)
+        before = self.judge.model.broker.telemetry.instance(asked.model)
         chosen, body = self._exchange(
             action,
             GetTelemetrySubscriptionsRequest(client_instance_id=asked.real),
@@ -119,7 +225,7 @@ class TelemetryMachine(RuleBasedStateMachine):
         assert predicted is not None
         if which == "null":
             fresh = body.client_instance_id not in (ZERO_UUID, ONE_UUID, *self.issued)
-            self._require(
+            self.judge.require(
                 fresh,
                 action,
                 f"a fresh id, got {self.trace.name(body.client_instance_id)}",
@@ -132,54 +238,7 @@ class TelemetryMachine(RuleBasedStateMachine):
         self._subscription_id(action, pair, a.Pair(body.subscription_id, predicted.subscription_id))
         self.instance, self.interval_ms = pair, int(predicted.push_interval_ms)
 
-    @rule(
-        terminating=st.sampled_from([False, False, False, True]),
-        codec=st.sampled_from(sorted(a.CODECS)),
-    )
-    @guarded
-    def push(self, terminating: bool, codec: int) -> None:
-        """What a well-behaved client does: its current instance and SubscriptionId, OTLP."""
-        self._push("current", "current", terminating, (codec, "otlp"))
-
-    @rule(
-        payload=st.sampled_from(list(a.ODD_PAYLOADS)).flatmap(
-            lambda kind: st.sampled_from(a.ODD_PAYLOADS[kind])
-        ),
-        terminating=st.booleans(),
-        fresh=st.booleans(),
-    )
-    @guarded
-    def push_payload(self, payload: tuple[int, str], terminating: bool, fresh: bool) -> None:
-        """A push with the client's own ids but an odd CompressionType or Metrics; `fresh`: as
-        the first push of a new instance (a Get first), so the interval check lets it through
-        to the compression, size and payload checks."""
-        if fresh:
-            self.get("null")
-        self._push("current", "current", terminating, payload)
-
-    @rule(
-        instance=st.sampled_from(["current", "foreign", "zero", "one"]),
-        subscription=st.sampled_from(["current", "stale", "foreign"]),
-        terminating=st.booleans(),
-    )
-    @guarded
-    def push_ids(self, instance: str, subscription: str, terminating: bool) -> None:
-        """A push with a reserved, foreign or stale ClientInstanceId or SubscriptionId."""
-        self._push(instance, subscription, terminating, (0, "otlp"))
-
-    @rule(
-        slot=st.integers(0, 1),
-        metrics=st.sampled_from(a.METRIC_SETS),
-        interval=st.one_of(st.integers(100, 300), st.sampled_from([99, 3600001])),
-        match=st.sampled_from(["exact", "inner"]),
-        unknown_key=st.sampled_from([False, False, False, True]),
-    )
-    @guarded
-    def set_subscription(
-        self, slot: int, metrics: str, interval: int, match: str, unknown_key: bool = False
-    ) -> None:
-        if self.diverged:
-            return
+    def _set(self, slot: int, metrics: str, interval: int, match: str, unknown_key: bool) -> None:
         # "inner" is found inside this client's id by a search, but matches no id when anchored
         value = self.client_id if match == "exact" else self.client_id[1:]
         changes = {"metrics": metrics, "interval.ms": str(interval), "match": f"client_id={value}"}
@@ -190,47 +249,22 @@ class TelemetryMachine(RuleBasedStateMachine):
         )
         self._alter(slot, action, {k: (a.SET, v) for k, v in changes.items()})
 
-    @rule(slot=st.integers(0, 1))
-    @guarded
-    def delete_subscription(self, slot: int) -> None:
-        if not self.diverged:
-            deleted: dict[str, tuple[int, str | None]] = dict.fromkeys(
-                a.SUBSCRIPTION_KEYS, (a.DELETE, None)
-            )
-            self._alter(slot, f"IncrementalAlterConfigs DELETE s{slot}", deleted)
-
-    @rule(fraction=st.sampled_from([0.5, 1.1]))
-    @guarded
-    def wait(self, fraction: float) -> None:
-        if self.diverged:
-            return
-        # without a subscription the interval is 300000 ms: a short pause is all that is useful
-        interval = self.interval_ms if self.interval_ms <= MAX_WAIT_MS else 100
-        seconds = interval * fraction / 1000
-        self.world.session.io(self.world.session.check.wait(seconds), seconds)
-        self.trace.log(f"wait {seconds * 1000:.0f} ms ({fraction} x {interval} ms)")
-
-    def teardown(self) -> None:
-        self.world.ambiguous_steps += self.model.ambiguous_steps
-        with contextlib.suppress(Exception):
-            self.world.session.io(self._cleanup(), a.REQUEST_TIMEOUT * 3)
-
-    # --- machinery ---------------------------------------------------------------------------
-
     def _connect(self) -> None:
-        address, n = self.world.broker, len(self.connections) + 1
+        address = self.world.broker
+        self.opened += 1
         opening = KafkaConnection.open(
             address.host,
             address.port,
             client_id=self.client_id,
             timeout=a.REQUEST_TIMEOUT,
             wire_log=self.world.session.log,
-            label=f"fuzz c{n}",
+            label=f"fuzz c{self.opened}",
         )
         connection = self.world.session.io(opening, a.REQUEST_TIMEOUT)
         port = connection.local_address[1]
-        self.connections.append((connection, RequestContext(f"c{n}", source_port=port)))
-        self.trace.log(f"connect c{n}")
+        ctx = RequestContext(f"c{self.opened}", source_port=port)
+        self.connections.append((connection, ctx))
+        self.trace.log(f"connect c{self.opened}")
 
     async def _cleanup(self) -> None:
         if self.created:
@@ -257,11 +291,11 @@ class TelemetryMachine(RuleBasedStateMachine):
         seen = m.observed_signature(body) if isinstance(body, Message) else (body,)
         self.world.session.count(("Get", str(seen[0])))
         self.trace.log(
-            f"+{t0 - self.started} ms".ljust(9) + f" Get(ClientInstanceId=ONE)\n"
+            f"+{t0 - self.judge.started} ms".ljust(9) + f" Get(ClientInstanceId=ONE)\n"
             f"{'':14}-> {m.show(seen)}  [ONE is shared by every client: error code only]"
         )
         allowed = ("NONE", error_name(ErrorCode.THROTTLING_QUOTA_EXCEEDED))
-        self._require(
+        self.judge.require(
             seen[0] in allowed,
             "Get(ClientInstanceId=ONE)",
             f"answered {m.show(seen)}",
@@ -271,8 +305,8 @@ class TelemetryMachine(RuleBasedStateMachine):
     def _push(
         self, instance: str, subscription: str, terminating: bool, payload: tuple[int, str]
     ) -> None:
-        if self.diverged:
-            return
+        if not self.judge.comparing:
+            return  # the Get before it (push_payload's `fresh`) ended the comparison
         who = {"zero": a.Pair(ZERO_UUID, ZERO_UUID), "one": a.Pair(ONE_UUID, ONE_UUID)}.get(
             instance
         )
@@ -309,10 +343,37 @@ class TelemetryMachine(RuleBasedStateMachine):
         self._exchange(action, body(who.real, sub.real), body(who.model, sub.model), 0)
 
     def _alter(self, slot: int, action: str, changes: dict[str, tuple[int, str | None]]) -> None:
+        """The change, then the sentinel's; then wait until the broker shows the sentinel's
+        (`actions` module docstring: the log applies the change first)."""
         name = f"{self.client_id}-s{slot}"
         self.created.add(name)
         body = a.alter_body([(name, changes)])
-        self._exchange(action, body, body, 1)
+        chosen, _ = self._exchange(action, body, body, 1)
+        if chosen is None:
+            return
+        marker = self.world.next_marker()
+        sentinel = a.alter_body([self.world.sentinel(marker)])
+        what = f"IncrementalAlterConfigs SET {self.world.sentinel_name}: metrics={marker!r}"
+        chosen, _ = self._exchange(what, sentinel, sentinel, 1, shown=False)
+        if chosen is None:
+            return
+        seconds = self.world.session.io(
+            a.await_visible(self.world, marker, a.PROPAGATION_LIMIT, self.world.session.log),
+            a.PROPAGATION_LIMIT + a.REQUEST_TIMEOUT,
+        )
+        if seconds is None:
+            self.judge.require(
+                False,
+                action,
+                f"the change was accepted but a new client does not see it after "
+                f"{a.PROPAGATION_LIMIT:.0f}s",
+                m.PROPAGATION_RULE,
+            )
+            return
+        self.world.propagation_ms.append(round(seconds * 1000))
+        self.trace.annotate(f"(visible to new clients {seconds * 1000:.0f} ms later)")
+
+    # --- talking to the target ---------------------------------------------------------------
 
     def _exchange(
         self,
@@ -321,47 +382,20 @@ class TelemetryMachine(RuleBasedStateMachine):
         modelled: Message,
         version: int,
         last_error: ErrorCode = ErrorCode.NONE,
+        *,
+        shown: bool = True,
     ) -> tuple[m.Candidate | None, Any]:
-        """Send `real`, ask the model about `modelled`; the candidate kept and the answer."""
+        """`Judge.exchange` on the newest connection; a new one if the target closed it."""
         connection, ctx = self.connections[-1]
-        body, t0, t1 = self.world.session.io(a.timed(connection, real, version), a.REQUEST_TIMEOUT)
-        assert modelled.api_key is not None
-        frame = m.as_received(modelled, version, self.client_id)
-        candidates = self.model.candidates(ctx, frame, t0, t1)
-        seen = m.observed_signature(body) if isinstance(body, Message) else (body,)
-        self.world.session.count((action.split("(")[0].split(" ")[0], str(seen[0])))
-        expected = [m.signature(c.outcome) for c in candidates]
-        at = f"+{t0 - self.started} ms"
-        if seen in expected:
-            chosen = candidates[expected.index(seen)]
-            self.model.commit(chosen)
-            note = ""
-            if len(candidates) > 1:
-                note = "  (within a few ms of an interval boundary: model accepts " + (
-                    " or ".join(m.show(s) for s in expected) + ")"
-                )
-            self.trace.log(f"{at:<9} {action}\n{'':14}-> {m.show(seen)}{note}")
-            return chosen, body
-        level = m.ruling_4(modelled.api_key, seen, expected, last_error)
-        if level is not None:  # recorded; the model cannot follow the target any further
-            self.world.divergences.append(level)
-            self.trace.log(
-                f"{at:<9} {action}\n{'':14}-> {m.show(seen)}  [{level}; not compared further]"
-            )
-            self.diverged = True
-            return None, None
-        instance_id = getattr(modelled, "client_instance_id", None)
-        rule_text = m.rule_for(
-            modelled.api_key, expected[0], seen, instance_id in (ZERO_UUID, ONE_UUID)
+        found = self.judge.exchange(
+            connection, ctx, action, real, modelled, version, last_error, shown=shown
         )
-        if modelled.api_key == 71 and instance_id == ZERO_UUID and seen[0] != "NONE":
-            rule_text = f"{m.FRESH_ID_RULE}; an instance that new is never throttled"
-        self.trace.log(
-            f"{at:<9} {action}\n{'':14}-> {m.show(seen)}   MISMATCH: the model expects "
-            f"{' or '.join(m.show(s) for s in expected)}\n{'':14}rule: {rule_text}"
-        )
-        self._fail(f"{action}: got {m.show(seen)}, model expects {m.show(expected[0])}")
-        return None, None  # unreachable
+        if self.judge.closed:  # ruling 11: the connection is gone, and with it (maybe) the id
+            self.connections.pop()
+            self.world.session.io(connection.close(), a.REQUEST_TIMEOUT)
+            self.instance = None
+            self._connect()
+        return found
 
     def _subscription_id(self, action: str, instance: a.Pair, sub: a.Pair) -> None:
         history = self.subscription_ids.setdefault(instance.real, [])
@@ -370,7 +404,7 @@ class TelemetryMachine(RuleBasedStateMachine):
                 history[-1].real != sub.real,
                 history[-1].model != sub.model,
             )
-            self._require(
+            self.judge.require(
                 real_changed == model_changed,
                 action,
                 f"SubscriptionId {'changed' if real_changed else 'unchanged'} while "
@@ -380,17 +414,3 @@ class TelemetryMachine(RuleBasedStateMachine):
         if not history or history[-1].real != sub.real:
             history.append(sub)
             self.trace.name_subscription(sub.real)
-
-    def _require(self, ok: bool, action: str, problem: str, rule_text: str) -> None:
-        if not ok:
-            self.trace.log(f"{'':9} {action}: MISMATCH: {problem}\n{'':14}rule: {rule_text}")
-            self._fail(f"{action}: {problem}")
-
-    def _fail(self, summary: str) -> None:
-        session = self.world.session
-        report = self.trace.report(
-            f"{session.case_id} on {session.target_name}: {self.trace.steps} steps; "
-            "the last one differs from the reference model"
-        )
-        session.found(Finding(summary, report, size=self.trace.steps))
-        raise Mismatch(summary)

@@ -8,13 +8,20 @@ state, at both ends widened by a few ms; near an interval boundary those answers
 then each of them is acceptable: the model keeps the copy whose answer the target gave, so it
 stays in step with the target's clock. Everything else must match exactly.
 
+Every model of a session is seeded the same way, so the ids it issues depend only on the
+requests: `replay` can then run the session again through a model with other mutants (the
+known deviations of `deviations.py`) and see whether that model gives every answer the target
+gave.
+
 `RULES` names the KIP rule (and SPEC section) behind each answer, for the trace of a mismatch.
 """
 
 from __future__ import annotations
 
 import pickle
+import random
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kconform.codecs.errors import ErrorCode, error_name
@@ -44,8 +51,18 @@ class Candidate:
 class TimedModel:
     """The reference broker driven by real clock readings (see the module docstring)."""
 
-    def __init__(self, telemetry_max_bytes: int) -> None:
-        self.broker = ReferenceBroker({}, telemetry_max_bytes=telemetry_max_bytes)
+    def __init__(
+        self, telemetry_max_bytes: int, *, seed: int = 0, mutants: Iterable[str] = ()
+    ) -> None:
+        self.telemetry_max_bytes = telemetry_max_bytes
+        self.seed = seed
+        self.mutants = frozenset(mutants)
+        self.broker = ReferenceBroker(
+            {},
+            telemetry_max_bytes=telemetry_max_bytes,
+            rng=random.Random(seed),
+            mutants=self.mutants,
+        )
         self.widest_window = 0
         self.ambiguous_steps = 0
 
@@ -74,6 +91,34 @@ class TimedModel:
 
     def commit(self, chosen: Candidate) -> None:
         self.broker = chosen.broker
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request of a session as the model saw it, and the answer the target gave."""
+
+    ctx: RequestContext
+    frame: RequestFrame
+    t0: int
+    t1: int
+    seen: tuple[object, ...]
+
+
+def replay(
+    steps: Sequence[Step], telemetry_max_bytes: int, seed: int, mutants: Iterable[str]
+) -> tuple[TimedModel, Candidate] | None:
+    """A model with `mutants` that gives every answer of `steps` (choosing, at each step, the
+    candidate the target's answer matches, as the session did), and its last candidate; None
+    when it cannot."""
+    model = TimedModel(telemetry_max_bytes, seed=seed, mutants=mutants)
+    chosen: Candidate | None = None
+    for step in steps:
+        found = model.candidates(step.ctx, step.frame, step.t0, step.t1)
+        chosen = next((c for c in found if signature(c.outcome) == step.seen), None)
+        if chosen is None:
+            return None
+        model.commit(chosen)
+    return (model, chosen) if chosen is not None else None
 
 
 def as_received(body: Message, version: int, client_id: str) -> RequestFrame:
@@ -225,3 +270,15 @@ def rule_for(
         if name != "NONE" and name in ErrorCode.__members__:
             return table.get(ErrorCode[name], GET_RULES[ErrorCode.NONE])
     return table[ErrorCode.NONE]
+
+
+PROPAGATION_RULE = (
+    "KIP-714 'Client metrics configuration': a CLIENT_METRICS change the broker accepted applies "
+    "to the clients it matches. On a KRaft broker it arrives asynchronously (controller, "
+    "metadata log, DynamicConfigPublisher, ClientMetricsManager.updateSubscription; SPEC D), "
+    "but it must arrive"
+)
+NULL_METRICS_RULE = (
+    "ruling 11: a null in the non-nullable Metrics field is a malformed request; answering "
+    "(any error code) or closing that one connection both conform (which one is INFO)"
+)

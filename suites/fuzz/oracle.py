@@ -1,254 +1,261 @@
 """The request fuzzer's oracle: what a target may do with any request, and what it may not.
 
-A target answers with a response the codec decodes, whose every ErrorCode is one Kafka defines,
-or it closes the connection; it never leaves a request hanging past the timeout; and afterwards
-it still answers a plain ApiVersions on a new connection (liveness). Ruling 11 ("a broker must
-answer (not crash or close)") and ruling 12 ("the broker staying healthy and answering later
-requests is MUST") are the KIP-level reasons; Kafka's SocketServer closing a connection whose
-request it cannot parse is why closing is a fine answer to a malformed request.
+A target answers a request with a response the codec decodes, whose every ErrorCode is one Kafka
+defines, or it closes the connection; it never leaves a request hanging; and afterwards it still
+answers a plain ApiVersions on a new connection (liveness). Ruling 11 (a malformed request is
+answered or its one connection closed; no crash, other and new connections still served) and
+ruling 12 ("the broker staying healthy and answering later requests is MUST") are the reasons;
+Kafka's SocketServer closing a connection whose request it cannot parse is why closing is a fine
+answer to a malformed request.
 
-Each exchange uses its own raw socket rather than `KafkaConnection`: the fuzzer must send wrong
-size prefixes and half-close the connection, and must see exactly one answer or the close.
-Every frame still goes to a wire log, decoded where it can be, as the evidence of a finding.
+A real broker is sometimes slow and seldom dead, so the oracle tells the two apart (`Patience`):
+
+- **No answer is owed to a frame that carries no request.** A frame whose size prefix promises
+  more bytes than were sent, or one too short to hold api key, version and correlation id, has
+  nothing a broker could answer. The oracle half-closes its side and waits for the close; a
+  broker that keeps the connection open instead is not wrong. Liveness then judges it.
+- **A request's deadline grows with its size** (`Patience.deadline`): Apache parses a request on
+  its network thread, and an AlterConfigs with thousands of resources can take seconds there.
+- **A missed deadline starts a busy check, not a verdict.** The oracle opens a few new
+  connections (more than Kafka's default three network threads) and sends ApiVersions on each,
+  still listening for the late answer. While any of them waits, the broker is busy (one of its
+  network threads is stuck on something) and the clock is extended up to `busy_limit`. Once
+  all are answered the broker is idle: the request gets `grace` more seconds, then it is a hang.
+  A late answer is `slow` (acceptable, reported with its timing); a hang is a `fail` reported
+  with the timings that justify it.
+- **Liveness is patient the same way**: the ApiVersions may wait behind a stuck network thread;
+  the broker is dead only when a new connection is refused or stays unanswered past the limit.
+
+The exchange itself (one raw connection, the answer decoded and judged) is in `wire.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
-from dataclasses import dataclass, field, replace
+import time
+from dataclasses import dataclass
 
-from kconform.codecs.errors import ErrorCode, error_name
-from kconform.codecs.framing import FrameReader, decode_response
-from kconform.codecs.messages import (
-    ApiVersionsRequest,
-    GetTelemetrySubscriptionsRequest,
-    RequestHeader,
-)
-from kconform.codecs.schema import Message, Struct
-from kconform.codecs.wire import INT32, DecodeError
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
-from kconform.suites.fuzz.inputs import FuzzRequest, response_expected
+from kconform.suites.fuzz.inputs import FuzzRequest
+from kconform.suites.fuzz.wire import (
+    ACCEPTABLE,
+    DEFINED_ERRORS,
+    PLAIN_API_VERSIONS,
+    Outcome,
+    answered_ok,
+    error_codes,
+    once,
+)
 
-DEFINED_ERRORS = frozenset(int(code) for code in ErrorCode)
+__all__ = [
+    "ACCEPTABLE",
+    "DEFINED_ERRORS",
+    "PLAIN_API_VERSIONS",
+    "Busy",
+    "Liveness",
+    "Outcome",
+    "Patience",
+    "alive",
+    "error_codes",
+    "exchange",
+    "wait_while_busy",
+]
+
+BUSY_THRESHOLD = 1.0
+"""Seconds within which a broker with no stuck network thread answers a new connection."""
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What one request got: `kind` is answered, closed, hang, undecodable or unreachable."""
+class Patience:
+    """How long the oracle waits, in seconds (see the module docstring).
 
-    api: str  # what the header claims, readable ("PushTelemetry v0")
-    kind: str
-    error_codes: tuple[int, ...] = ()
+    `base` is any request's deadline and the liveness check's first wait; `seconds_per_mib`
+    extends the deadline with the frame's size, up to `cap`; `busy_limit` bounds a busy check;
+    `grace` is what a request still gets once its broker is idle; `probes` is how many new
+    connections a busy check opens (Kafka assigns them to its network threads in turn).
+    """
+
+    base: float = 3.0
+    seconds_per_mib: float = 16.0
+    cap: float = 30.0
+    grace: float = 1.0
+    busy_limit: float = 60.0
+    probes: int = 4
+
+    def deadline(self, frame_bytes: int) -> float:
+        """The request's own deadline: `base`, plus 1 s per 64 KiB by default, at most `cap`."""
+        return min(self.cap, self.base + self.seconds_per_mib * frame_bytes / (1 << 20))
+
+    def longest(self, frame_bytes: int) -> float:
+        """The most one exchange (or liveness check) can take: what the bridge waits for."""
+        return self.deadline(frame_bytes) + self.busy_limit + self.grace + self.base
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Whether the target answered ApiVersions on new connections, and how long it took."""
+
+    alive: bool
+    seconds: float
     detail: str = ""
-    body: Message | None = field(default=None, compare=False)  # the decoded answer
-
-    @property
-    def shape(self) -> tuple[str, str]:
-        """The (api, answer) pair counted as a distinct response shape."""
-        if self.kind == "answered":
-            names = sorted({error_name(c) for c in self.error_codes})
-            return self.api, "+".join(names) or "no ErrorCode"
-        return self.api, self.kind
 
     @property
     def problem(self) -> str | None:
-        """Why this outcome breaks the oracle, or None when it is acceptable."""
-        if self.kind in ("answered", "closed", "unverifiable"):
-            undefined = [c for c in self.error_codes if c not in DEFINED_ERRORS]
-            if undefined:
-                return f"answered with undefined error code(s) {undefined}: {self.detail}"
-            return None
-        return self.detail
-
-
-def error_codes(body: Struct) -> list[int]:
-    """Every ErrorCode in a decoded body, nested ones included (per-resource config errors)."""
-    found: list[int] = []
-    for f in body.schema_fields:
-        value = getattr(body, f.attr, None)
-        if f.name == "ErrorCode" and isinstance(value, int):
-            found.append(value)
-        elif isinstance(value, Struct):
-            found += error_codes(value)
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, Struct):
-                    found += error_codes(item)
-    return found
-
-
-async def exchange(
-    address: BrokerAddress, request: FuzzRequest, timeout: float, log: WireLog, label: str
-) -> Outcome:
-    """Send `request` on a new connection; wait for its answer or the close (see the module)."""
-    api = request.readable_api()
-    try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(address.host, address.port), timeout
-        )
-    except (OSError, TimeoutError) as exc:
-        return Outcome(api, "unreachable", detail=f"cannot connect to {address}: {exc}")
-    frames = FrameReader()
-    try:
-        if request.session:
-            prelude = await asyncio.wait_for(_session(reader, writer, frames, log, label), timeout)
-            if isinstance(prelude, Outcome):
-                return prelude
-            request = prelude.with_ids(request)
-        log.record(
-            label,
-            "client->broker",
-            request.frame()[4:],
-            summary=request.description[:300],
-            note="fuzz" + (", then EOF" if request.eof else ""),
-        )
-        writer.write(request.frame())
-        await writer.drain()
-        if request.eof and writer.can_write_eof():
-            writer.write_eof()
-        return await asyncio.wait_for(_answer(reader, frames, request, api, log, label), timeout)
-    except TimeoutError:
-        wanted = "answer or close" if request.eof else "answer (or close)"
-        return Outcome(api, "hang", detail=f"no {wanted} within {timeout:.1f}s")
-    except (ConnectionError, OSError) as exc:
-        return Outcome(api, "closed", detail=f"connection reset: {exc}")
-    finally:
-        writer.close()
-        with contextlib.suppress(Exception):
-            await writer.wait_closed()
+        return None if self.alive else self.detail
 
 
 @dataclass(frozen=True)
-class _Subscribed:
-    client_instance_id: uuid.UUID
-    subscription_id: int
+class Busy:
+    """A busy check's result: did the watched exchange finish, and what the probes showed."""
 
-    def with_ids(self, request: FuzzRequest) -> FuzzRequest:
-        at, p = request.body_offset, request.payload
-        ids = self.client_instance_id.bytes + INT32.pack(self.subscription_id)
-        return replace(request, payload=p[:at] + ids + p[at + len(ids) :], session=False)
+    watched_done: bool
+    answered: int  # probes answered with ApiVersions ErrorCode 0
+    opened: int
+    failures: tuple[str, ...]  # probes refused, closed or answered wrongly
+    seconds: float
 
+    @property
+    def idle(self) -> bool:
+        """Every probe answered: no network thread of the broker is stuck."""
+        return self.answered == self.opened
 
-async def _session(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    frames: FrameReader,
-    log: WireLog,
-    label: str,
-) -> _Subscribed | Outcome:
-    """The GetTelemetrySubscriptions a session push starts with; its id and SubscriptionId."""
-    get = GetTelemetrySubscriptionsRequest()
-    header = RequestHeader(
-        request_api_key=71, request_api_version=0, correlation_id=1, client_id="kconform-fuzz"
-    )
-    payload = header.encode(2) + get.encode(0)
-    log.record(
-        label,
-        "client->broker",
-        payload,
-        api_key=71,
-        api_version=0,
-        correlation_id=1,
-        summary=get.describe(0),
-        note="session",
-    )
-    writer.write(INT32.pack(len(payload)) + payload)
-    await writer.drain()
-    probe = FuzzRequest(get.describe(0), payload)
-    outcome = await _answer(reader, frames, probe, "GetTelemetrySubscriptions v0", log, label)
-    if outcome.kind != "answered" or outcome.error_codes[:1] != (0,):
-        return outcome
-    body = outcome.body
-    assert body is not None
-    return _Subscribed(body.client_instance_id, body.subscription_id)
-
-
-async def _answer(
-    reader: asyncio.StreamReader,
-    frames: FrameReader,
-    request: FuzzRequest,
-    api: str,
-    log: WireLog,
-    label: str,
-) -> Outcome:
-    expected = response_expected(request)
-    correlation_id = INT32.unpack_from(request.payload, 4)[0] if len(request.payload) >= 8 else None
-    while True:
-        data = await reader.read(65536)
-        if not data:
-            log.record(label, "broker->client", b"", summary="connection closed", note="closed")
-            return Outcome(api, "closed", detail="closed without an answer")
-        try:
-            payloads = frames.feed(data)
-        except DecodeError as exc:
-            return Outcome(api, "undecodable", detail=f"unreadable response frame: {exc}")
-        if payloads:
-            return _judge(payloads[0], expected, correlation_id, api, log, label)
-
-
-def _judge(
-    payload: bytes,
-    expected: tuple[int, int] | None,
-    correlation_id: int | None,
-    api: str,
-    log: WireLog,
-    label: str,
-) -> Outcome:
-    answered = INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
-    if expected is None:
-        log.record(
-            label,
-            "broker->client",
-            payload,
-            correlation_id=answered,
-            summary="answer to an api/version the codec does not know",
+    def describe(self) -> str:
+        if self.failures:
+            return (
+                f"{len(self.failures)} of {self.opened} new connections failed ({self.failures[0]})"
+            )
+        if self.idle and self.seconds < BUSY_THRESHOLD:
+            return (
+                f"the broker was not busy: {self.opened} new connections were answered "
+                f"within {self.seconds:.2f}s"
+            )
+        if self.idle:
+            return (
+                f"the broker was busy for {self.seconds:.1f}s (new connections waited that "
+                f"long), then answered all {self.opened}, but not this request"
+            )
+        return (
+            f"the broker was still busy: {self.opened - self.answered} of {self.opened} new "
+            f"connections unanswered after {self.seconds:.1f}s"
         )
-        return Outcome(api, "unverifiable", detail="answered; the codec cannot read this api")
-    key, version = expected
+
+
+async def exchange(
+    address: BrokerAddress, request: FuzzRequest, patience: Patience, log: WireLog, label: str
+) -> Outcome:
+    """Send `request` on a new connection and judge what came back (see the module)."""
+    deadline = patience.deadline(len(request.frame()))
+    started = time.monotonic()
+    longest = patience.longest(len(request.frame()))
+    task = asyncio.ensure_future(once(address, request, longest, log, label))
     try:
-        _, body, read_at = decode_response(payload, key, version)
-    except DecodeError as exc:
-        log.record(
-            label,
-            "broker->client",
-            payload,
-            api_key=key,
-            api_version=version,
-            correlation_id=answered,
-            summary=f"undecodable: {exc}",
+        await asyncio.wait({task}, timeout=deadline)
+        if task.done():
+            return task.result().timed(time.monotonic() - started, deadline)
+        api = request.readable_api()
+        if not request.answerable:
+            await _cancel(task)
+            waited = time.monotonic() - started
+            return Outcome(
+                api,
+                "unanswered",
+                detail=f"no answer or close within {deadline:.1f}s, and none is owed: "
+                f"{request.why_unanswerable()}; the fuzzer closed the connection",
+                seconds=waited,
+                deadline=deadline,
+            )
+        busy = await wait_while_busy(address, patience, task, log)
+        if not busy.watched_done and busy.idle:
+            await asyncio.wait({task}, timeout=patience.grace)
+        waited = time.monotonic() - started
+        if task.done():
+            return task.result().timed(waited, deadline)
+        await _cancel(task)
+        return Outcome(
+            api,
+            "hang",
+            detail=f"no answer (or close) after {waited:.1f}s (deadline {deadline:.1f}s for "
+            f"{len(request.frame())} bytes); {busy.describe()}",
+            seconds=waited,
+            deadline=deadline,
         )
-        return Outcome(api, "undecodable", detail=f"response does not decode as v{version}: {exc}")
-    log.record(
-        label,
-        "broker->client",
-        payload,
-        api_key=key,
-        api_version=read_at,
-        correlation_id=answered,
-        summary=body.describe(read_at),
+    finally:
+        await _cancel(task)
+
+
+async def wait_while_busy(
+    address: BrokerAddress, patience: Patience, watched: asyncio.Future[Outcome], log: WireLog
+) -> Busy:
+    """Probe the broker on new connections until `watched` finishes, every probe is answered,
+    or `busy_limit` passes (see the module docstring)."""
+    started = time.monotonic()
+    probes = [
+        asyncio.ensure_future(once(address, PLAIN_API_VERSIONS, patience.busy_limit, log, "busy"))
+        for _ in range(patience.probes)
+    ]
+    try:
+        pending: set[asyncio.Future[Outcome]] = {watched, *probes}
+        limit = started + patience.busy_limit
+        while not watched.done() and not all(p.done() for p in probes):
+            left = limit - time.monotonic()
+            if left <= 0:
+                break
+            _, pending = await asyncio.wait(
+                pending, timeout=left, return_when=asyncio.FIRST_COMPLETED
+            )
+        finished = [p.result() for p in probes if p.done()]
+        failures = tuple(f"{o.kind}: {o.detail}"[:160] for o in finished if not answered_ok(o))
+        return Busy(
+            watched.done(),
+            sum(answered_ok(o) for o in finished),
+            len(probes),
+            failures,
+            time.monotonic() - started,
+        )
+    finally:
+        for probe in probes:
+            await _cancel(probe)
+
+
+async def alive(address: BrokerAddress, patience: Patience, log: WireLog) -> Liveness:
+    """Does the target answer a plain ApiVersions on a new connection? Patiently: a first wait
+    of `base`, then a busy check; dead only when refused, closed or unanswered past the limit."""
+    started = time.monotonic()
+    first = asyncio.ensure_future(
+        once(address, PLAIN_API_VERSIONS, patience.longest(0), log, "liveness")
     )
-    if correlation_id is not None and answered != correlation_id:
-        detail = f"answered correlation id {answered}, sent {correlation_id}"
-        return Outcome(api, "mismatched", detail=detail)
-    return Outcome(api, "answered", tuple(error_codes(body)), body.describe(read_at)[:300], body)
+    try:
+        await asyncio.wait({first}, timeout=patience.base)
+        if not first.done():
+            busy = await wait_while_busy(address, patience, first, log)
+            if not first.done() and busy.idle:
+                await asyncio.wait({first}, timeout=patience.grace)
+            if not first.done():
+                waited = time.monotonic() - started
+                return Liveness(
+                    False,
+                    waited,
+                    f"ApiVersions v0 on a new connection got no answer in {waited:.1f}s "
+                    f"({busy.describe()})",
+                )
+        waited = time.monotonic() - started
+        outcome = first.result()
+        if answered_ok(outcome):
+            slow = f"slow: answered after {waited:.1f}s" if waited > patience.base else ""
+            return Liveness(True, waited, slow)
+        return Liveness(
+            False,
+            waited,
+            f"ApiVersions v0 on a new connection got {outcome.kind}: {outcome.detail}",
+        )
+    finally:
+        await _cancel(first)
 
 
-PLAIN_API_VERSIONS = FuzzRequest(
-    "ApiVersionsRequest v0 {} (liveness check)",
-    bytes.fromhex("00120000") + INT32.pack(7) + b"\x00\x08kconform",
-)
-"""ApiVersions v0, header v1 (correlation id 7, client id "kconform"), empty body."""
-
-
-async def alive(address: BrokerAddress, timeout: float, log: WireLog) -> str | None:
-    """None if the target answers a plain ApiVersions on a new connection; else what happened."""
-    outcome = await exchange(address, PLAIN_API_VERSIONS, timeout, log, "liveness")
-    if outcome.kind == "answered" and outcome.error_codes[:1] == (0,):
-        return None
-    return f"ApiVersions v0 on a new connection got {outcome.kind}: {outcome.detail}"
-
-
-assert ApiVersionsRequest.api_key == 18  # PLAIN_API_VERSIONS hard-codes the key
+async def _cancel(task: asyncio.Future[Outcome]) -> None:
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
