@@ -80,7 +80,8 @@ def save_trace(
     digest = hashlib.sha256(identity.encode()).hexdigest()[:10]
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"{case_id}-{_slug(target_name)}-{digest}.txt"
-    path.write_text(body, encoding="utf-8")
+    if not path.exists():  # the first record stays: a rerun's timings must not dirty a checkout
+        path.write_text(body, encoding="utf-8")
     return path
 
 

@@ -93,6 +93,7 @@ def test_a_finding_is_saved_once_and_replayed(tmp_path: Path) -> None:
         path = corpus.save_trace(tmp_path, "fuzz.x", "reference", text, request.to_replay())
     assert [p.name for p in tmp_path.glob("*.txt")] == [path.name]
     assert path.name.startswith("fuzz.x-reference-")
+    assert "127.0.0.1:40001" in path.read_text()  # the first record kept: reruns dirty nothing
     (replayed,) = corpus.replays(tmp_path, "fuzz.x")
     assert FuzzRequest.from_replay(replayed) == request
     assert corpus.replays(tmp_path, "fuzz.other") == []
