@@ -44,6 +44,9 @@ else
 	@echo "apache targets skipped: no Apache Kafka distributions (../shared/kafka absent," \
 	  "KCONFORM_KAFKA_DISTS unset)"
 endif
+ifeq ($(CI),true)
+	CI=true $(TEST_ENV) $(BIN)/python tests/docker/provision.py ci $(APACHE_UNGATED)
+endif
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over codecs/
 lint: $(STAMP) typecheck

@@ -115,3 +115,68 @@ def telemetry_doc() -> dict[str, Any]:
 def partition_doc() -> dict[str, Any]:
     """A `/partition-metrics` answer as fixtures/plugin's SinkServer writes it."""
     return copy.deepcopy(PARTITION_DOC)
+
+
+class FakeResource:
+    """A docker SDK container, volume, network or image: a name, labels, a removal record."""
+
+    def __init__(self, name: str, labels: dict[str, str] | None = None, id: str = "") -> None:
+        self.name, self.id = name, id or f"sha256:{name}"
+        self.attrs: dict[str, Any] = {"Labels": dict(labels or {})}
+        self.labels = self.attrs["Labels"]
+        self.removed = False
+
+    def remove(self, **kwargs: Any) -> None:
+        self.removed = True
+
+
+class FakeCollection:
+    """`client.containers` / `.volumes` / `.networks` / `.images`, filtered by `label=k=v`."""
+
+    def __init__(self) -> None:
+        self.items: list[FakeResource] = []
+        self.pulled: list[tuple[str, str]] = []
+
+    def list(self, all: bool = False, filters: dict[str, str] | None = None,
+             names: list[str] | None = None) -> list[FakeResource]:  # fmt: skip
+        key, _, value = (filters or {}).get("label", "").partition("=")
+        return [
+            r for r in self.items
+            if not r.removed and (not key or r.labels.get(key) == value)
+            and (names is None or any(n in r.name for n in names))
+        ]  # fmt: skip
+
+    def create(self, name: str, labels: dict[str, str] | None = None) -> FakeResource:
+        self.items.append(FakeResource(name, labels))
+        return self.items[-1]
+
+    def get(self, name: str) -> FakeResource:
+        for r in self.items:
+            if r.name == name and not r.removed:
+                return r
+        raise type("ImageNotFound", (LookupError,), {})(name)
+
+    def pull(self, repository: str, tag: str) -> FakeResource:
+        self.pulled.append((repository, tag))
+        return self.create(f"{repository}:{tag}")
+
+
+class FakeDocker:
+    """Just enough of a docker SDK client for the kraft target's own engine calls."""
+
+    def __init__(self, *, bridge: bool = True) -> None:
+        self.containers, self.volumes = FakeCollection(), FakeCollection()
+        self.networks, self.images = FakeCollection(), FakeCollection()
+        self.networks.create("host")
+        self.networks.create("none")
+        if bridge:
+            self.networks.create("bridge")
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+@pytest.fixture
+def fake_docker() -> FakeDocker:
+    return FakeDocker()

@@ -146,7 +146,8 @@ def test_node_env_round_trips_through_the_image() -> None:
     assert env["CLUSTER_ID"] == cid
     assert env["KCONFORM_SINK_PORT"] == str(cfg.SINK_PORT)
     assert env["KAFKA_HEAP_OPTS"].startswith("-Xmx")  # excluded from properties by the image
-    excluded = {"KAFKA_HEAP_OPTS"}
+    assert env["KAFKA_JMX_OPTS"] == cfg.JMX_OFF  # no JMX agent, in either network mode
+    excluded = {"KAFKA_HEAP_OPTS", "KAFKA_JMX_OPTS"}
     as_props = {image_property(k): v for k, v in env.items() if k.startswith("KAFKA_")}
     as_props = {k: v for k, v in as_props.items() if cfg.env_key(k) not in excluded}
     expected = cfg.node_properties(nodes[1], nodes, version="3.7.0", extra={"a.b-c_d": "x"})
@@ -184,7 +185,8 @@ def test_image_tag_follows_sources_and_version(tmp_path: Path) -> None:
 
 
 def test_build_args_select_the_kafka_version() -> None:
-    assert cfg.build_args("3.9.1") == {"KAFKA_VERSION": "3.9.1", "KAFKA_IMAGE": "apache/kafka"}
+    args = cfg.build_args("3.9.1")
+    assert (args["KAFKA_VERSION"], args["KAFKA_IMAGE"]) == ("3.9.1", "apache/kafka")
 
 
 def test_dockerfile_stages_and_args() -> None:

@@ -19,6 +19,7 @@ from fake_broker import FakeBroker, start_cluster
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.fixtures.targets import kraft_container as kc
+from kconform.fixtures.targets import kraft_reaper
 from kconform.fixtures.targets.base import (
     Capability,
     Subscription,
@@ -27,12 +28,14 @@ from kconform.fixtures.targets.base import (
     UnsupportedOperation,
 )
 from kconform.fixtures.targets.kraft_container import KraftContainerTarget
+from tests.kraft.conftest import FakeDocker
 
 
 @dataclass
 class FakeWrapped:
     status: str = "running"
     restarts: int = 0
+    killed: list[str] = field(default_factory=list)
 
     def reload(self) -> None:
         pass
@@ -42,6 +45,12 @@ class FakeWrapped:
 
     def restart(self, timeout: int = 10) -> None:
         self.restarts += 1
+
+    def kill(self, signal: str = "SIGKILL") -> None:
+        self.killed.append(signal)
+
+    def wait(self, timeout: float = 0) -> dict[str, int]:
+        return {"StatusCode": 143}
 
 
 @dataclass
@@ -77,7 +86,7 @@ def test_unavailable_reason_names_the_engine_error(monkeypatch: pytest.MonkeyPat
             "FileNotFoundError(2, 'No such file or directory'))"
         )
 
-    monkeypatch.setattr(kc, "_docker_sdk_client", no_socket)
+    monkeypatch.setattr(kraft_reaper, "docker_client", no_socket)
     reason = kc.docker_unavailable_reason()
     assert reason is not None
     assert reason.startswith("no Docker engine reachable (Error while fetching server API")
@@ -87,7 +96,7 @@ def test_unavailable_reason_without_any_docker_library(monkeypatch: pytest.Monke
     def missing(timeout: float) -> Any:
         raise ImportError("No module named 'docker'")
 
-    monkeypatch.setattr(kc, "_docker_sdk_client", missing)
+    monkeypatch.setattr(kraft_reaper, "docker_client", missing)
     assert kc.docker_unavailable_reason() == (
         "neither testcontainers nor the docker SDK is installed"
     )
@@ -104,7 +113,7 @@ def test_a_pinging_engine_is_available(monkeypatch: pytest.MonkeyPatch) -> None:
         def close(self) -> None:
             calls.append("close")
 
-    monkeypatch.setattr(kc, "_docker_sdk_client", lambda timeout: Client())
+    monkeypatch.setattr(kraft_reaper, "docker_client", lambda timeout: Client())
     assert kc.docker_unavailable_reason() is None
     assert calls == ["ping", "close"]
 
@@ -317,6 +326,8 @@ class RecordingContainer(FakeContainer):
         self.ports: dict[str, Any] = {}
         self.network: Any = None
         self.aliases: tuple[str, ...] = ()
+        self.volumes: dict[str, tuple[str, str]] = {}
+        self.kwargs: dict[str, Any] = {}
         self.started = False
         RecordingContainer.made.append(self)
 
@@ -328,6 +339,14 @@ class RecordingContainer(FakeContainer):
         self.aliases = aliases
         return self
 
+    def with_volume_mapping(self, host: str, container: str, mode: str) -> RecordingContainer:
+        self.volumes[host] = (container, mode)
+        return self
+
+    def with_kwargs(self, **kwargs: Any) -> RecordingContainer:
+        self.kwargs.update(kwargs)
+        return self
+
     def start(self) -> RecordingContainer:
         if RecordingContainer.fail_on_start == len(RecordingContainer.made):
             raise RuntimeError("port is already allocated")
@@ -336,39 +355,57 @@ class RecordingContainer(FakeContainer):
 
 
 class RecordingNetwork(FakeNetwork):
+    made: list[RecordingNetwork] = []
+
+    def __init__(self, docker_network_kw: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.kw = docker_network_kw or {}
+        RecordingNetwork.made.append(self)
+
     def create(self) -> RecordingNetwork:
         return self
 
 
 @pytest.fixture
-def recording(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def recording(monkeypatch: pytest.MonkeyPatch, fake_docker: FakeDocker) -> Iterator[FakeDocker]:
+    """testcontainers and the engine replaced: containers and networks are recorded."""
     import testcontainers.core.container
     import testcontainers.core.network
 
     RecordingContainer.made, RecordingContainer.fail_on_start = [], None
+    RecordingNetwork.made = []
     monkeypatch.setattr(testcontainers.core.container, "DockerContainer", RecordingContainer)
     monkeypatch.setattr(testcontainers.core.network, "Network", RecordingNetwork)
     monkeypatch.setattr(kc, "docker_unavailable_reason", lambda: None)
-    monkeypatch.setattr(KraftContainerTarget, "_ensure_image", lambda self: "kconform-kraft:x")
-    yield
+    monkeypatch.setattr(kc, "docker_client", lambda timeout: fake_docker)
+    monkeypatch.setattr(KraftContainerTarget, "_ensure_image", lambda self, c: "kconform-kraft:x")
+    monkeypatch.setattr(KraftContainerTarget, "_watch", lambda self: None)
+    monkeypatch.delenv(cfg.NETWORK_ENV, raising=False)
+    yield fake_docker
 
 
 def test_start_wires_n_nodes_on_one_network(
-    recording: None, monkeypatch: pytest.MonkeyPatch
+    recording: FakeDocker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(KraftContainerTarget, "_wait_ready", lambda self, deadline: None)
     target = KraftContainerTarget("3.9.1", brokers=3)
     target.start()
+    assert target.network_mode == "bridge"
     made = RecordingContainer.made
     assert [c.aliases for c in made] == [("kafka-1",), ("kafka-2",), ("kafka-3",)]
     assert {id(c.network) for c in made} == {id(target._network)}
+    assert RecordingNetwork.made[0].kw == {"labels": target.labels()}
     assert {c.image for c in made} == {"kconform-kraft:x"} and all(c.started for c in made)
     assert len({c.env["CLUSTER_ID"] for c in made}) == 1
-    for node, c in zip(target.nodes, made, strict=True):
+    volumes = recording.volumes.list(filters={"label": f"{kc.LABEL_RUN}={target.run_id}"})
+    assert len(volumes) == 3
+    for node, c, volume in zip(target.nodes, made, volumes, strict=True):
         assert c.ports == {
             "9092/tcp": ("127.0.0.1", node.external_port),
             "18099/tcp": ("127.0.0.1", node.sink_port),
         }
+        assert c.volumes == {volume.name: (cfg.LOG_DIR, "rw")}
+        assert c.kwargs == {"labels": target.labels()}
         assert c.env["KAFKA_ADVERTISED_LISTENERS"].endswith(
             f"EXTERNAL://127.0.0.1:{node.external_port}"
         )
@@ -376,54 +413,72 @@ def test_start_wires_n_nodes_on_one_network(
             "1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093"
         )
         assert c.env["KAFKA_METRIC_REPORTERS"] == cfg.REPORTER_CLASS
+        assert "KCONFORM_SINK_HOST" not in c.env  # the published port needs every interface
     target.stop()
     assert all(c.stopped for c in made) and target._network is None
+    assert all(v.removed for v in volumes)
 
 
-def test_a_container_that_fails_to_start_takes_the_others_down(recording: None) -> None:
+def test_an_engine_without_bridge_runs_host_mode(
+    recording: FakeDocker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(KraftContainerTarget, "_wait_ready", lambda self, deadline: None)
+    recording.networks.get("bridge").removed = True  # dockerd --bridge=none
+    target = KraftContainerTarget("4.1.0", brokers=3)
+    target.start()
+    assert target.network_mode == "host" and RecordingNetwork.made == []
+    made = RecordingContainer.made
+    assert [c.kwargs["network"] for c in made] == ["host"] * 3
+    assert all(c.ports == {} and c.aliases == () for c in made)
+    ports = [p for n in target._host_nodes for p in (n.port, n.broker_port, n.controller_port,
+                                                      n.sink_port)]  # fmt: skip
+    assert len(set(ports)) == 12
+    for node, c in zip(target._host_nodes, made, strict=True):
+        assert c.env["KCONFORM_SINK_HOST"] == "127.0.0.1"
+        assert c.env["KCONFORM_SINK_PORT"] == str(node.sink_port)
+        assert c.env["KAFKA_LISTENERS"] == (
+            f"BROKER://127.0.0.1:{node.broker_port},"
+            f"CONTROLLER://127.0.0.1:{node.controller_port},EXTERNAL://127.0.0.1:{node.port}"
+        )
+    assert target.endpoints[1].port == target._host_nodes[1].port
+    target.stop()
+
+
+def test_bridge_asked_for_on_an_engine_without_one_is_unavailable(
+    recording: FakeDocker,
+) -> None:
+    recording.networks.get("bridge").removed = True
+    target = KraftContainerTarget("4.1.0", network="bridge")
+    with pytest.raises(TargetUnavailable, match="no bridge network"):
+        target.start()
+    assert RecordingContainer.made == []
+
+
+def test_static_settings_recreate_the_nodes_on_their_volumes(
+    recording: FakeDocker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(KraftContainerTarget, "_wait_ready", lambda self, deadline: None)
+    target = KraftContainerTarget("4.1.0", brokers=2, network="host")
+    target.start()
+    first = list(RecordingContainer.made)
+    target.set_static_config("telemetry.max.bytes", "4096")
+    second = RecordingContainer.made[2:]
+    assert all(c.stopped for c in first) and all(c.wrapped.killed == ["SIGTERM"] for c in first)
+    assert [c.env.get("KAFKA_TELEMETRY_MAX_BYTES") for c in second] == ["4096", "4096"]
+    assert [c.volumes for c in second] == [c.volumes for c in first]
+    assert [c.env["KAFKA_LISTENERS"] for c in second] == [c.env["KAFKA_LISTENERS"] for c in first]
+    assert len({c.env["CLUSTER_ID"] for c in first + second}) == 1
+    target.set_static_config("telemetry.max.bytes", None)
+    assert "KAFKA_TELEMETRY_MAX_BYTES" not in RecordingContainer.made[-1].env
+    assert Capability.STATIC_BROKER_CONFIG in target._extra_capabilities()
+    target.stop()
+
+
+def test_a_container_that_fails_to_start_takes_the_others_down(recording: FakeDocker) -> None:
     RecordingContainer.fail_on_start = 2
     target = KraftContainerTarget("4.1.0", brokers=3)
     with pytest.raises(RuntimeError, match="port is already allocated"):
         target.start()
     assert [c.stopped for c in RecordingContainer.made] == [True, True]
     assert target._containers == {}
-
-
-def test_the_image_is_built_once_per_tag(monkeypatch: pytest.MonkeyPatch) -> None:
-    import testcontainers.core.docker_client
-    import testcontainers.core.image
-
-    existing: set[str] = set()
-    builds: list[tuple[str, dict[str, str]]] = []
-
-    class Images:
-        def get(self, tag: str) -> object:
-            if tag not in existing:
-                raise LookupError("ImageNotFound")
-            return object()
-
-    class Client:
-        def __init__(self) -> None:
-            self.client = self
-            self.images = Images()
-
-        def close(self) -> None:
-            pass
-
-    class Image:
-        def __init__(self, path: str, tag: str, clean_up: bool, buildargs: dict[str, str]):
-            assert path == str(cfg.plugin_dir()) and not clean_up
-            self.tag, self.buildargs = tag, buildargs
-
-        def build(self) -> Image:
-            builds.append((self.tag, self.buildargs))
-            existing.add(self.tag)
-            return self
-
-    monkeypatch.setattr(testcontainers.core.docker_client, "DockerClient", Client)
-    monkeypatch.setattr(testcontainers.core.image, "DockerImage", Image)
-    target = KraftContainerTarget("3.9.1")
-    tag = target._ensure_image()
-    assert tag == cfg.image_tag("3.9.1")
-    assert target._ensure_image() == tag
-    assert builds == [(tag, {"KAFKA_VERSION": "3.9.1", "KAFKA_IMAGE": "apache/kafka"})]
+    assert all(v.removed for v in recording.volumes.items)
