@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test lint typecheck typecheck-only bench bench-volumes setup clean chromium
+.PHONY: run test lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -48,21 +48,28 @@ ifeq ($(CI),true)
 	CI=true $(TEST_ENV) $(BIN)/python tests/docker/provision.py ci $(APACHE_UNGATED)
 endif
 
-## lint: ruff (lint + format check) over the repository, mypy --strict over codecs/
+## lint: ruff (lint + format check) over the repository, mypy --strict over every package
 lint: $(STAMP) typecheck
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# mypy cannot follow setuptools' editable import hook for package-dir mappings, so it checks
-# codecs/ through a symlink tree laid out as installed (kconform/codecs -> codecs).
+# mypy cannot follow setuptools' editable import hook for package-dir mappings, so it checks the
+# whole `kconform` package through a symlink tree laid out as installed: kconform/'s own modules,
+# and every mapped top-level folder under its import name (kconform/codecs -> codecs, ...).
+MAPPED_PACKAGES := codecs rules fixtures suites reports pipelines baselines
 typecheck: $(STAMP) typecheck-only
 
 typecheck-only:
 	rm -rf $(TYPECHECK_TREE) && mkdir -p $(TYPECHECK_TREE)/kconform
-	ln -s ../../../kconform/__init__.py $(TYPECHECK_TREE)/kconform/__init__.py
-	ln -s ../../../kconform/py.typed $(TYPECHECK_TREE)/kconform/py.typed
-	ln -s ../../../codecs $(TYPECHECK_TREE)/kconform/codecs
-	cd $(TYPECHECK_TREE) && $(abspath $(BIN))/mypy --strict -p kconform.codecs
+	for f in $(filter-out %/__pycache__,$(wildcard kconform/*)); do \
+	  ln -s ../../../$$f $(TYPECHECK_TREE)/$$f; done
+	for d in $(MAPPED_PACKAGES); do ln -s ../../../$$d $(TYPECHECK_TREE)/kconform/$$d; done
+	cd $(TYPECHECK_TREE) && $(abspath $(BIN))/mypy --strict --config-file $(abspath pyproject.toml) \
+	  -p kconform
+
+## docs: regenerate docs/rules.md from the rule book (kconform.rules); a test checks it is current
+docs: $(STAMP)
+	$(BIN)/python -m kconform.reports.rulebook docs/rules.md
 
 ## bench: codec throughput vs kafka-python, target start/stop vs the bare mock (same-run ratios)
 bench: $(STAMP)

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kconform.codecs import wire
+from kconform.codecs.codegen_runtime import NS_BASE
 from kconform.codecs.schema import NULL, Field, Message, Struct
-from kconform.codecs.wire import DecodeError, EncodeError
 
 _FIXED: dict[str, tuple[str, int]] = {
     "bool": ("?", 1), "int8": ("b", 1), "int16": ("h", 2), "uint16": ("H", 2),
@@ -32,59 +31,10 @@ class Compiled:
     source: str
 
 
-def _run_short(run: tuple[tuple[str, int], ...], pos: int, end: int) -> tuple[str, DecodeError]:
-    """Which field of a run of fixed-width fields ran out of bytes."""
-    at = pos
-    for name, size in run:
-        if at + size > end:
-            return name, wire.short_read(name, at, size, end)
-        at += size
-    raise AssertionError("run fits")
-
-
-def _read_tag_header(buf: memoryview, pos: int, end: int) -> tuple[int, int, int]:
-    tag, pos = wire.read_uvarint(buf, pos, end)
-    size, npos = wire.read_uvarint(buf, pos, end)
-    if size > end - npos:
-        raise DecodeError(
-            f"tagged field {tag} size {size} exceeds remaining {end - npos}", offset=pos
-        )
-    return tag, npos, npos + size
-
-
-def _uvarint_cached() -> Callable[[int], bytes]:
-    table = [wire.uvarint(i) for i in range(256)]
-
-    def uv(n: int) -> bytes:
-        return table[n] if 0 <= n < 256 else wire.uvarint(n)
-
-    return uv
-
-
-_NS_BASE: dict[str, Any] = {
-    "DecodeError": DecodeError,
-    "EncodeError": EncodeError,
-    "short_read": wire.short_read,
-    "run_short": _run_short,
-    "read_tag_header": _read_tag_header,
-    "read_uvarint": wire.read_uvarint,
-    "read_string": wire.read_string,
-    "read_compact_string": wire.read_compact_string,
-    "read_bytes": wire.read_bytes,
-    "read_compact_bytes": wire.read_compact_bytes,
-    "read_uuid": wire.read_uuid,
-    "uv": _uvarint_cached(),
-    "INT16": wire.INT16,
-    "INT32": wire.INT32,
-    "struct_error": struct.error,
-    "new": object.__new__,
-}
-
-
 class _Source:
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.ns: dict[str, Any] = dict(_NS_BASE)
+        self.ns: dict[str, Any] = dict(NS_BASE)
         self._n = 0
 
     def tmp(self, prefix: str) -> str:

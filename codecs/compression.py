@@ -2,7 +2,7 @@
 
 `PushTelemetryRequest.Metrics` carries an OTLP `MetricsData` compressed with the client's
 `CompressionType`. Kafka 3.8+ compresses and decompresses it with the record-batch codecs at
-magic 2 (`ClientTelemetryUtils`, SPEC A.5), so each codec here reproduces that framing: RFC 1952
+magic 2 (`ClientTelemetryUtils`, §A.5), so each codec here reproduces that framing: RFC 1952
 gzip, xerial-framed snappy (raw snappy accepted on input, as `SnappyInputStream` does), the LZ4
 frame format with Kafka's `Lz4BlockInputStream` descriptor rules, and standard zstd frames.
 

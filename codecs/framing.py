@@ -1,7 +1,7 @@
 """Kafka frames: size prefix, header, body. Pure functions and one small state machine.
 
 A frame on the wire is an int32 size followed by that many bytes: a request or response header
-(whose version follows from the api key and version, SPEC A.3) and the body. Responses do not
+(whose version follows from the api key and version, §A.3) and the body. Responses do not
 name their api, so a client must remember what it asked for: `Correlator` does that, and reads
 ApiVersions answers the way KIP-511 needs (an unsupported version is answered with a v0 body).
 """

@@ -202,15 +202,15 @@ RULES: Mapping[str, Rule] = {
     "otlp.name.namespace": Rule("SHOULD", _NAMING, "other metrics use a reverse-domain namespace"),
     "otlp.attribute.key": Rule("SHOULD", _NAMING, "attribute keys are tags with '-' -> '_'"),
     "otlp.metric.unrequested": Rule(
-        "MUST", "Client behavior (subscription is an absolute update); SPEC ruling 1",
+        "MUST", "Client behavior (subscription is an absolute update); ruling 1",
         "only metrics matching RequestedMetrics",
     ),
     "otlp.required.missing": Rule(
-        "MUST", "Client metrics and metric labels (required metrics); SPEC ruling 1",
+        "MUST", "Client metrics and metric labels (required metrics); ruling 1",
         "requested required metrics are present",
     ),
     "otlp.required.missing_empty_prefix": Rule(
-        "SHOULD", "Client metrics and metric labels (required metrics); SPEC ruling 1",
+        "SHOULD", "Client metrics and metric labels (required metrics); ruling 1",
         "required metrics are present when RequestedMetrics has the prefix \"\" (= all)",
     ),
     "otlp.standard.type": Rule("MUST", _STD, "standard metrics have the table's data point type"),
@@ -218,7 +218,7 @@ RULES: Mapping[str, Rule] = {
     "otlp.sum.monotonic": Rule("MUST", _TYPES, "a Sum is a monotonic counter"),
     "otlp.sum.negative_delta": Rule("MUST", _TYPES, "a monotonic DELTA never goes negative"),
     "otlp.temporality": Rule(
-        "MUST", _TEMP + "; SPEC ruling 6", "DELTA iff DeltaTemporality, else CUMULATIVE"
+        "MUST", _TEMP + "; ruling 6", "DELTA iff DeltaTemporality, else CUMULATIVE"
     ),
     "otlp.resource.label": Rule(
         "SHOULD", "Client metrics and metric labels / Standard client resource labels",

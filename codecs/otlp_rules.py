@@ -219,7 +219,7 @@ def _required_findings(
     for std in cat.required_metrics(client_type) if client_type else ():
         if std.name in present:
             continue
-        # SPEC ruling 1: ["*"] meaning all is MUST; "" meaning all is only SHOULD.
+        # ruling 1: ["*"] meaning all is MUST; "" meaning all is only SHOULD.
         if list(requested) == ["*"] or any(p and std.name.startswith(p) for p in requested):
             yield "otlp.required.missing", std.name, f"required {client_type} metric"
         elif "" in requested:

@@ -13,20 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from kconform import __version__
+from kconform import __version__, codec_cli
+from kconform.usage import EXIT_FAILURES as EXIT_FAILURES  # re-exported: the exit codes
+from kconform.usage import EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 SINK_HELP = (
     "http://host:port[,...]: the kconform sink plugin on each of the external cluster's brokers "
     "(see `kconform plugin build`); the telemetry_sink cases are judged there too"
 )
-
-
-class UsageError(Exception):
-    """Bad flags or input: reported as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -232,28 +229,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_messages(args: argparse.Namespace) -> int:
-    from kconform.codecs.messages import ALL_MESSAGES
-
-    rows = [
-        {
-            "name": m.struct_name,
-            "api_key": m.api_key,
-            "kind": m.kind,
-            "versions": str(m.valid_versions),
-            "flexible": str(m.flexible_versions),
-        }
-        for m in ALL_MESSAGES
-    ]
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-        return EXIT_OK
-    for r in rows:
-        key = "-" if r["api_key"] is None else str(r["api_key"])
-        print(f"{key:>4}  {r['name']:<36} v{r['versions']:<6} flexible {r['flexible']}")
-    return EXIT_OK
-
-
 def _parse_subscription(text: str, index: int) -> Subscription:
     """`metrics=a,b;interval.ms=500;match=client_id=x` (`;` between keys, as configs are lists)."""
     from kconform.fixtures.targets.base import Subscription
@@ -310,55 +285,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     finally:
         target.stop()
     return EXIT_OK
-
-
-def _hex_bytes(text: str) -> bytes:
-    cleaned = "".join(text.split()).removeprefix("0x")
-    try:
-        return bytes.fromhex(cleaned)
-    except ValueError as exc:
-        raise UsageError(f"not a hex string: {exc}") from None
-
-
-def _strip_size_prefix(data: bytes) -> bytes:
-    if len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == len(data) - 4:
-        return data[4:]
-    return data
-
-
-def _cmd_decode(args: argparse.Namespace) -> int:
-    from kconform.codecs.framing import decode_request, decode_response
-    from kconform.codecs.wire import DecodeError
-
-    data = _strip_size_prefix(_hex_bytes(args.hex))
-    try:
-        if args.response:
-            if args.api_key is None or args.api_version is None:
-                raise UsageError("--response needs --api-key and --api-version")
-            header, body, version = decode_response(
-                data, args.api_key, args.api_version, strict=not args.lenient
-            )
-            print(f"correlation_id={header.correlation_id} {body.describe(version)}")
-            summary = body.to_dict(version)
-        else:
-            request = decode_request(data, strict=not args.lenient)
-            print(f"correlation_id={request.header.correlation_id} "
-                  f"client_id={request.header.client_id!r} {request.describe()}")  # fmt: skip
-            if request.body is None:
-                return EXIT_FAILURES
-            summary = request.body.to_dict(request.api_version)
-    except DecodeError as exc:
-        print(f"kconform: undecodable: {exc}", file=sys.stderr)
-        return EXIT_FAILURES
-    if args.json:
-        print(json.dumps(summary, indent=2, default=_json_default))
-    return EXIT_OK
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    return str(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -431,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     messages = sub.add_parser("messages", help="the Kafka messages and versions the codec speaks")
     messages.add_argument("--format", choices=("text", "json"), default="text")
-    messages.set_defaults(func=_cmd_messages)
+    messages.set_defaults(func=codec_cli.cmd_messages)
 
     decode = sub.add_parser("decode", help="decode one request or response frame given as hex")
     decode.add_argument("hex", help="the frame, with or without its 4-byte size prefix")
@@ -442,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lenient", action="store_true", help="accept nulls in non-nullable fields"
     )
     decode.add_argument("--json", action="store_true", help="also print every field as JSON")
-    decode.set_defaults(func=_cmd_decode)
+    decode.set_defaults(func=codec_cli.cmd_decode)
 
     plugin = sub.add_parser("plugin", help="the broker-side telemetry sink (fixtures/plugin)")
     plugin_sub = plugin.add_subparsers(

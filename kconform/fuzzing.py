@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kconform.suites.fuzz.budget import (
+from kconform.engine.fuzz.budget import (
     BUDGET_ENV,
     DEADLINE_ENV,
     SEED_ENV,

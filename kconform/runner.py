@@ -270,13 +270,13 @@ def case_catalogue() -> list[dict[str, Any]]:
     import importlib
     import pkgutil
 
-    from kconform.suites.model import CASES
+    from kconform.engine.model import CASES
 
     for info in pkgutil.walk_packages([str(SUITES_DIR)], "kconform.suites."):
         if info.name.rsplit(".", 1)[-1].startswith("test_"):
             importlib.import_module(info.name)
     return [
         {"id": c.id, "level": str(c.level), "kind": c.kind, "kip": c.kip, "spec": c.spec_ref,
-         "title": c.title, "requires": sorted(c.requires)}
+         "title": c.title, "requires": sorted(c.requires), "rules": list(c.rules)}
         for c in sorted(CASES.values(), key=lambda c: c.id)
     ]  # fmt: skip

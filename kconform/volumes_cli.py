@@ -57,9 +57,9 @@ def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
 
 def command(args: argparse.Namespace, spark: Any = None) -> int:
     """Run `kconform volumes`; `spark` lets a caller (a test) lend its session."""
-    from kconform.cli import UsageError
+    from kconform.engine.volumes.run import VolumeRun, compare
     from kconform.fixtures.targets.base import TargetError
-    from kconform.suites.volumes.run import VolumeRun, compare
+    from kconform.usage import UsageError
 
     workload = _workload(args)
     out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
@@ -101,8 +101,8 @@ def command(args: argparse.Namespace, spark: Any = None) -> int:
 
 
 def _workload(args: argparse.Namespace) -> Any:
-    from kconform.cli import UsageError
-    from kconform.suites.volumes.workload import Workload
+    from kconform.engine.volumes.workload import Workload
+    from kconform.usage import UsageError
 
     low, sep, high = str(args.value_bytes).partition(":")
     try:
@@ -127,13 +127,13 @@ def _workload(args: argparse.Namespace) -> Any:
 
 def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> Any:
     """Start the target, make the run on a private event loop, undo its settings, stop it."""
-    from kconform.cli import UsageError
+    from kconform.engine.volumes.run import run_volumes
     from kconform.fixtures.connection import KafkaConnection
     from kconform.fixtures.runtime import LoopThread
     from kconform.fixtures.targets.base import Capability
     from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
     from kconform.fixtures.wirelog import WireLog
-    from kconform.suites.volumes.run import run_volumes
+    from kconform.usage import UsageError
 
     try:
         specs = parse_targets(
@@ -224,7 +224,8 @@ def render_table(summary: dict[str, Any], limit: int = SHOWN_ROWS) -> str:
 
 def main(argv: list[str] | None = None, *, spark: Any = None) -> int:
     """`python -m kconform.volumes_cli [flags]`: the subcommand without the rest of the CLI."""
-    from kconform.cli import UsageError, _Parser
+    from kconform.cli import _Parser
+    from kconform.usage import UsageError
 
     parser = _Parser(prog="kconform")
     add_volumes_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))

@@ -6,7 +6,7 @@
 The ledger (`volumes_model.LEDGER_SCHEMA`) comes from a producer's delivery reports; the samples
 (`SAMPLES_SCHEMA`) are cumulative counters read from the target before and after the traffic:
 end offsets through ListOffsets, KIP-977's per-partition MessagesInPerSec / BytesInPerSec /
-BytesOutPerSec, the log's LogEndOffset/Size (SPEC §F, where KIP-977 does not exist), and
+BytesOutPerSec, the log's LogEndOffset/Size (§F, where KIP-977 does not exist), and
 partition-tagged client telemetry. For every (source, metric, topic, partition) the job takes
 delta = the last reading - the last reading at or before the first delivery (0 when there is
 none: KIP-977 meters are created with the first traffic, client counters with the client),
@@ -307,7 +307,7 @@ def _stats(result: DataFrame) -> list[SourceStats]:
         .collect()
     )
     return [
-        SourceStats(**{k: (v if isinstance(v, str) else int(v)) for k, v in r.asDict().items()})
+        SourceStats(**{k: (v if isinstance(v, str) else int(v)) for k, v in r.asDict().items()})  # type: ignore[arg-type]
         for r in rows
     ]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 SUMMARY_SCHEMA = "kconform/volumes-summary/1"
 SUMMARY_FILE = "volumes-summary.json"

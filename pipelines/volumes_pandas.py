@@ -215,6 +215,6 @@ def source_stats(result: pd.DataFrame) -> list[SourceStats]:
     grouped = frame.groupby(["source", "metric", "quantity"])
     counts = grouped.sum().join(grouped.size().rename("rows")).reset_index()
     return [
-        SourceStats(**{k: (v if isinstance(v, str) else int(v)) for k, v in r.items()})
+        SourceStats(**{str(k): (v if isinstance(v, str) else int(v)) for k, v in r.items()})  # type: ignore[arg-type]
         for r in counts.to_dict("records")
     ]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 
@@ -118,7 +119,7 @@ def write_synthetic(directory: Path, partitions: int, **options: object) -> Mapp
     """Write `ledger.parquet` and `samples.parquet` under `directory`; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = {"ledger": directory / "ledger.parquet", "samples": directory / "samples.parquet"}
-    metrics = options.pop("metrics", METRICS)
+    metrics = cast(Sequence[tuple[str, str]], options.pop("metrics", METRICS))
     with pq.ParquetWriter(paths["samples"], SAMPLES_SCHEMA) as writer:
         for one in metrics:  # one metric at a time: the peak is a third of the whole
             ledger, samples = synthetic(partitions, metrics=[one], **options)  # type: ignore[arg-type]

@@ -30,6 +30,7 @@ from kconform.reports.common import (
 from kconform.reports.html_case import case_file, render_case, subject_anchor
 from kconform.reports.html_style import FILTER_JS, chip, esc, level_badge, page
 from kconform.reports.model import VERDICTS, CaseResult, RunResults
+from kconform.reports.rulebook import render_html
 
 CHANGES_OPEN_UP_TO = 40  # a longer list starts collapsed so the matrix stays near the top
 
@@ -42,7 +43,8 @@ def write_html(
     baseline: dict[str, dict[str, str]] | None = None,
     extra_sections: Sequence[str] = (),
 ) -> Path:
-    """Write `index.html` and `cases/*.html` under `out_dir`; return the index's path.
+    """Write `index.html`, `cases/*.html` and `rules.html` (the rule book every case page
+    links to) under `out_dir`; return the index's path.
 
     `previous` is an earlier run to diff verdicts against; `baseline` is {subject: {case_id:
     verdict}} (as baseline files say), on top of the baseline recorded in each result.
@@ -68,6 +70,7 @@ def write_html(
     for stale in cases_dir.glob("*.html"):  # pages of cases this run no longer has
         if stale.name not in written:
             stale.unlink()
+    _write(out_dir / "rules.html", render_html())
     index = out_dir / "index.html"
     comparable = previous is not None or bool(baseline)
     page = render_index(results, columns, groups, moved, comparable)

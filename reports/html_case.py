@@ -21,6 +21,10 @@ from kconform.reports.common import (
 )
 from kconform.reports.html_style import chip, esc, level_badge, page
 from kconform.reports.model import CaseResult
+from kconform.reports.rulebook import link_citations
+from kconform.rules import RULES
+
+RULES_PAGE = "../rules.html"
 
 ARROWS = {
     "client->broker": ("→", "d-req", "client → broker"),
@@ -64,7 +68,8 @@ def render_case(
         f"<dt>level</dt><dd>{level_badge(first.level)} "
         f'<span class="muted">{esc(LEVEL_MEANING.get(first.level, ""))}</span></dd>',
         f"<dt>KIP</dt><dd>{esc(first.kip)}</dd>",
-        f"<dt>spec reference</dt><dd>{esc(first.spec_ref)}</dd>",
+        f"<dt>rules</dt><dd>{_rule_links(first.rules)}</dd>",
+        f"<dt>spec reference</dt><dd>{link_citations(first.spec_ref, RULES_PAGE)}</dd>",
         "</dl>",
         f'<div class="nav">{nav}</div>',
     ]
@@ -73,6 +78,17 @@ def render_case(
         expected = baseline.get(result.subject, {}).get(result.case_id, result.baseline)
         body.append(_subject_section(result, previous.get(key), expected))
     return page(f"{case_id} — kconform", "\n".join(body))
+
+
+def _rule_links(rule_ids: list[str]) -> str:
+    """Each rule the case judges, linked to its entry in the report's rule book."""
+    if not rule_ids:
+        return '<span class="muted">none recorded</span>'
+    return ", ".join(
+        f'<a href="{RULES_PAGE}#{esc(r)}"><code>{esc(r)}</code></a> '
+        f'<span class="muted">{esc(RULES[r].level) if r in RULES else "unknown rule"}</span>'
+        for r in rule_ids
+    )
 
 
 def _subject_section(result: CaseResult, previous: str | None, baseline: str | None) -> str:
@@ -89,7 +105,7 @@ def _subject_section(result: CaseResult, previous: str | None, baseline: str | N
         )))  # fmt: skip
     if result.baseline_why:
         facts.append(("known deviation" if result.verdict in ("fail", "non-strict") else "why",
-                      esc(result.baseline_why)))  # fmt: skip
+                      link_citations(result.baseline_why, RULES_PAGE)))  # fmt: skip
     if previous is not None:
         facts.append(("previous run", f"{chip(previous)} → {chip(result.verdict)}"))
     if fails_run(result):
@@ -159,7 +175,11 @@ def _wire_log(entries: list[dict[str, Any]]) -> str:
         api = _api(entry.get("api_key"), entry.get("api_version"))
         corr = entry.get("correlation_id")
         conn = entry.get("connection", "")
-        note = f' <span class="note">{esc(entry["note"])}</span>' if entry.get("note") else ""
+        note = (
+            f' <span class="note">{link_citations(entry["note"], RULES_PAGE)}</span>'
+            if entry.get("note")
+            else ""
+        )
         raw = str(entry.get("raw", ""))
         hexdump = (
             f"<details><summary>raw, {len(raw) // 2} bytes</summary>"

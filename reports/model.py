@@ -14,14 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kconform.rules import Level, Verdict
+
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).parent / "schema" / "results.schema.json"
 
-VERDICTS = (
-    "pass", "fail", "non-strict", "informational", "unsupported", "not-applicable", "skipped",
-    "error",
-)  # fmt: skip
-LEVELS = ("MUST", "SHOULD", "INFO")
+VERDICTS = tuple(str(v) for v in Verdict)  # the one definition is kconform.rules.Verdict
+LEVELS = tuple(str(level) for level in Level)
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,7 @@ class CaseResult:
     baseline: str | None = None  # the verdict the baseline expected, when one was given
     baseline_why: str | None = None  # why the baseline expects it (a known deviation's source)
     nodeid: str = ""
+    rules: list[str] = field(default_factory=list)  # rule-book ids the case judges
 
     @property
     def key(self) -> tuple[str, str]:

@@ -1,113 +1,24 @@
-"""Cases, levels and verdicts: how a check of one KIP rule becomes a verdict a person can trust.
+"""Moved: the case model lives in `kconform.engine.model` (the engine layer). This module only
+re-exports it for code written against the old place."""
 
-A case is a pytest test decorated with `@case(...)`: a stable dotted id (never reused), a
-title that reads like the KIP sentence, the spec reference it checks, a level and the target
-capabilities it needs. The case records expectations on a `Check`; the verdict follows from the
-level, as the KIPs' own words do:
+from kconform.engine.model import (
+    BAD_VERDICTS,
+    CASES,
+    CaseInfo,
+    Level,
+    Verdict,
+    case,
+    matches_level,
+    verdict_for,
+)
 
-    MUST   violated -> fail          SHOULD violated -> non-strict
-    INFO   always   -> informational (records what the target chose where the KIP leaves a choice)
-    a needed capability missing -> unsupported;  the harness could not decide -> error
-    a precondition the subject did not meet (a client that never sent the push a case judges,
-    one broker where a case needs two) -> not-applicable, saying what was not met
-"""
-
-from __future__ import annotations
-
-import enum
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, TypeVar
-
-import pytest
-
-from kconform.fixtures.targets.base import Capability
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-CASE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
-
-
-class Level(enum.StrEnum):
-    MUST = "MUST"
-    SHOULD = "SHOULD"
-    INFO = "INFO"
-
-
-class Verdict(enum.StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    NON_STRICT = "non-strict"
-    INFORMATIONAL = "informational"
-    UNSUPPORTED = "unsupported"
-    NOT_APPLICABLE = "not-applicable"
-    SKIPPED = "skipped"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class CaseInfo:
-    id: str
-    title: str
-    spec_ref: str
-    level: Level
-    kip: str
-    requires: frozenset[Capability]
-    kind: str  # "broker" or "client"
-
-
-CASES: dict[str, CaseInfo] = {}
-"""Every case id known to this process, registered at import of the suite modules."""
-
-
-def case(
-    id: str,
-    *,
-    title: str,
-    spec: str,
-    level: Level | str,
-    requires: Iterable[Capability] = (),
-    kind: str = "broker",
-) -> Callable[[F], F]:
-    """Declare a test function a conformance case (see the module docstring)."""
-    if not CASE_ID.match(id):
-        raise ValueError(f"case id {id!r} is not a dotted lower-case id")
-    kip = (
-        id.split(".", 1)[0].upper().replace("KIP", "KIP-")
-        if id.startswith("kip")
-        else id.split(".")[0]
-    )
-    info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind)
-
-    def mark(function: F) -> F:
-        known = CASES.get(id)
-        if known is not None and known != info:
-            raise ValueError(f"case id {id!r} declared twice")
-        CASES[id] = info
-        marked: F = pytest.mark.kconform_case(info)(function)
-        return marked
-
-    return mark
-
-
-def verdict_for(level: Level, *, violated: bool) -> Verdict:
-    """The verdict of a case that ran to its end."""
-    if level is Level.INFO:
-        return Verdict.INFORMATIONAL
-    if not violated:
-        return Verdict.PASS
-    return Verdict.FAIL if level is Level.MUST else Verdict.NON_STRICT
-
-
-BAD_VERDICTS = frozenset({Verdict.FAIL, Verdict.ERROR})
-"""Verdicts that fail a run when no baseline says they are expected."""
-
-
-def matches_level(info: CaseInfo, level_filter: str) -> bool:
-    """`--level must|should|all`: should includes MUST and SHOULD cases."""
-    if level_filter == "all":
-        return True
-    if level_filter == "must":
-        return info.level is Level.MUST
-    return info.level in (Level.MUST, Level.SHOULD)
+__all__ = [
+    "BAD_VERDICTS",
+    "CASES",
+    "CaseInfo",
+    "Level",
+    "Verdict",
+    "case",
+    "matches_level",
+    "verdict_for",
+]

@@ -2,7 +2,7 @@
 verdict that is not a pass.
 
 A fail expected on Apache must be a real deviation a user can look up (an Apache source file, a
-JIRA, a SPEC section, the KIP sentence); an `error` is a harness defect and is never expected.
+JIRA, a behaviour section, the KIP sentence); an `error` is a harness defect and is never expected.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from kconform.reports.model import VERDICTS, load_baseline, load_baseline_why
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 APACHE = sorted([*BASELINES.glob("apache-*.json"), *BASELINES.glob("java-*.json")])
 EXPLAINED = {"fail", "non-strict", "not-applicable", "unsupported"}
-SOURCE = re.compile(r"KAFKA-\d+|SPEC [A-G]|\.java|ruling \d+|#\d{4,}|KIP-\d+|brokers?")
+SOURCE = re.compile(
+    r"KAFKA-\d+|§[A-G]|SPEC [A-G]|kip\d+\.[a-z_.]+|\.java|ruling \d+|#\d{4,}|KIP-\d+|brokers?"
+)
 
 
 def test_there_are_apache_baselines() -> None:
@@ -37,7 +39,7 @@ def test_every_non_pass_apache_verdict_says_why(path: Path) -> None:
     unexplained = [c for c, v in verdicts.items() if v in EXPLAINED and not why.get(c)]
     assert unexplained == []
     uncited = [c for c, text in why.items() if not SOURCE.search(text)]
-    assert uncited == [], "each why names its source (Apache file, JIRA, SPEC section)"
+    assert uncited == [], "each why names its source (Apache file, JIRA, behaviour section)"
     assert set(why) <= set(verdicts)
 
 

@@ -110,7 +110,7 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
-    """Header v2 for flexible request versions, v1 otherwise (SPEC A.3).
+    """Header v2 for flexible request versions, v1 otherwise (§A.3).
 
     Unknown keys and versions above the declared range use the rule of the highest declared
     version: flexible ranges are open-ended ("3+"), so an unknown high ApiVersions version is read

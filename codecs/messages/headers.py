@@ -1,6 +1,6 @@
 """Request header v0-v2 and response header v0-v1.
 
-The header version follows the body's flexibility (SPEC A.3): request header v2 / response header v1
+The header version follows the body's flexibility (§A.3): request header v2 / response header v1
 for flexible versions, v1 / v0 otherwise; ApiVersions responses always use response header v0
 (KIP-511: a client must read the error before it knows which versions the broker speaks).
 `ClientId` stays a classic (non-compact) nullable string even in the flexible header v2.

@@ -1,7 +1,7 @@
 """KIP-714 telemetry RPCs: GetTelemetrySubscriptions (key 71) and PushTelemetry (key 72).
 
 Both are v0 only and flexible from v0, so they use request header v2 and response header v1.
-Field order is the wire order of Apache Kafka's schemas (3.7.0-4.1.0 identical, SPEC A.2).
+Field order is the wire order of Apache Kafka's schemas (3.7.0-4.1.0 identical, §A.2).
 """
 
 from kconform.codecs.schema import Field, message

@@ -12,19 +12,21 @@ import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 from kconform.codecs.errors import error_name
 from kconform.codecs.messages import (
     GetTelemetrySubscriptionsRequest,
     PushTelemetryRequest,
 )
-from kconform.codecs.otlp import build_metrics_data, counter, gauge
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.payloads import payload as payload  # re-exported for the cases
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import Capability, Subscription
-from kconform.suites.check import Check, Inconclusive
+
+T = TypeVar("T")
 
 WAIT_MARGIN_MS = 30
 """Added to a push interval before the next request, so timer granularity never makes it early."""
@@ -34,17 +36,6 @@ SUBSCRIPTION_VISIBLE_TIMEOUT = 15.0
 
 SHORT_INTERVAL_MS = 200
 """Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
-
-
-def payload(name_prefix: str = "org.apache.kafka.producer.", points: int = 3) -> bytes:
-    """A valid OTLP MetricsData a Java-like producer would push."""
-    now = time.time_ns()
-    return build_metrics_data([
-        *(gauge(f"{name_prefix}record.queue.time.avg", 1.5 + i, time_unix_nano=now)
-          for i in range(points - 1)),
-        counter(f"{name_prefix}connection.creation.total", 3, delta=True, time_unix_nano=now,
-                start_time_unix_nano=now - 1_000_000_000),
-    ])  # fmt: skip
 
 
 async def subscribe(
@@ -165,8 +156,8 @@ async def wait_interval(check: Check, since: float, interval_ms: int) -> None:
 
 
 async def eventually(
-    fetch: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], timeout: float = 5.0
-) -> Any:
+    fetch: Callable[[], Awaitable[T]], done: Callable[[T], bool], timeout: float = 5.0
+) -> T:
     """`fetch()` until `done` holds or `timeout` passes; the last value either way.
 
     A KRaft broker applies a config change once it has read it from the metadata log, a moment

@@ -1,6 +1,6 @@
 """KIP-511 on the broker: ApiVersions v0-v4, client software validation, the v0 fallback.
 
-Spec: KIP-511 "Proposed Changes" (validation, the UNSUPPORTED_VERSION fallback), SPEC.md §B.1,
+Spec: KIP-511 "Proposed Changes" (validation, the UNSUPPORTED_VERSION fallback), §B.1,
 §B.2, §B.4 and ruling 9 (the KIP's pattern vs Apache's stricter one).
 """
 
@@ -10,14 +10,14 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import err
-from kconform.suites.check import Check
-from kconform.suites.model import Level, case
 
-VALIDATION = "KIP-511 Proposed Changes (validation: INVALID_REQUEST); SPEC B.1"
-FALLBACK = "KIP-511 Proposed Changes, step 1 (fall back to v0, UNSUPPORTED_VERSION); SPEC B.2"
+VALIDATION = "KIP-511 Proposed Changes (validation: INVALID_REQUEST); §B.1"
+FALLBACK = "KIP-511 Proposed Changes, step 1 (fall back to v0, UNSUPPORTED_VERSION); §B.2"
 API_VERSIONS = 18
 
 
@@ -32,6 +32,7 @@ async def api_versions(
 
 @case(
     "kip511.apiversions.all_versions_decode",
+    rules=["kip511.apiversions.schema"],
     title="ApiVersions v0-v4 decode at the requested version, or fall back above the broker's max",
     spec="KIP-511 ApiVersionsRequest/Response v3 schema; Kafka ApiVersions{Request,Response}.json; "
     "KIP-511 'ApiVersionsRequest/Response': a version above the broker's own maximum is answered "
@@ -68,6 +69,7 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip511.apiversions.valid_software_accepted",
+    rules=["kip511.apiversions.software.valid_accepted"],
     title="A v3 request with a valid ClientSoftwareName/Version is accepted",
     spec=VALIDATION,
     level=Level.MUST,
@@ -92,6 +94,7 @@ INVALID_SOFTWARE = {
 def _invalid_case(variant: str, name: str, version: str) -> Any:
     @case(
         f"kip511.apiversions.invalid.{variant}",
+        rules=["kip511.apiversions.software.invalid_rejected"],
         title=f"Invalid client software ({variant}) is answered INVALID_REQUEST, connection kept",
         spec=f"{VALIDATION}; the client, not the broker, closes (KIP-511 'the client ... close')",
         level=Level.MUST,
@@ -117,6 +120,7 @@ for _variant, (_name, _version) in INVALID_SOFTWARE.items():
 
 @case(
     "kip511.apiversions.invalid.too_long",
+    rules=["kip511.apiversions.software.invalid_rejected"],
     title="A 1 KiB software name outside the pattern (trailing '.') is rejected",
     spec=VALIDATION,
     level=Level.MUST,
@@ -128,8 +132,9 @@ async def test_long_invalid_name(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip511.apiversions.kip_pattern_only",
+    rules=["kip511.apiversions.software.kip_pattern_only"],
     title="Names inside the KIP's pattern but outside Apache's (underscore, leading '-', '.')",
-    spec="SPEC ruling 9: the KIP's ([\\.\\-_a-zA-Z0-9])+ vs Apache's stricter pattern (B.1)",
+    spec="ruling 9: the KIP's ([\\.\\-_a-zA-Z0-9])+ vs Apache's stricter pattern (B.1)",
     level=Level.INFO,
 )
 async def test_kip_pattern_only(target: BrokerTarget, check: Check) -> None:
@@ -140,6 +145,7 @@ async def test_kip_pattern_only(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip511.apiversions.unsupported_version.fallback",
+    rules=["kip511.apiversions.unsupported_version.fallback"],
     title="An unsupported ApiVersions version gets a v0 body with UNSUPPORTED_VERSION",
     spec=FALLBACK,
     level=Level.MUST,
@@ -151,7 +157,7 @@ async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) 
             request_api_key=API_VERSIONS, request_api_version=version,
             correlation_id=9000 + version, client_id="kconform",
         )  # fmt: skip
-        # an unknown high version is framed with header v2 (open-ended flexible range, SPEC B.2)
+        # an unknown high version is framed with header v2 (open-ended flexible range, §B.2)
         payload = header.encode(2) + ApiVersionsRequest(
             client_software_name="kconform", client_software_version="1.0"
         ).encode(4)
@@ -178,6 +184,7 @@ async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) 
 
 @case(
     "kip511.apiversions.fallback_range_usable",
+    rules=["kip511.apiversions.unsupported_version.retry_works"],
     title="The ApiVersions range advertised in the fallback is one the broker answers",
     spec="KIP-511 Proposed Changes, step 2 (the client retries at the advertised version)",
     level=Level.MUST,
@@ -199,8 +206,9 @@ async def test_fallback_range_usable(target: BrokerTarget, check: Check) -> None
 
 @case(
     "kip714.apiversions.telemetry_advertised",
+    rules=["kip714.apiversions.telemetry_advertised"],
     title="A broker with telemetry enabled advertises GetTelemetrySubscriptions and PushTelemetry",
-    spec="KIP-714 Client API; SPEC B.4 (advertised iff a ClientTelemetry receiver is configured)",
+    spec="KIP-714 Client API; §B.4 (advertised iff a ClientTelemetry receiver is configured)",
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
 )
@@ -215,8 +223,9 @@ async def test_telemetry_advertised(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip511.apiversions.response_header_v0",
+    rules=["kip511.apiversions.response_header_v0"],
     title="ApiVersions v3 responses use response header v0 (no tag buffer)",
-    spec="KIP-511 (ApiVersionsResponse keeps header v0); SPEC A.3",
+    spec="KIP-511 (ApiVersionsResponse keeps header v0); §A.3",
     level=Level.MUST,
 )
 async def test_response_header_v0(target: BrokerTarget, check: Check) -> None:

@@ -3,17 +3,18 @@
 Spec: KIP-714 "Client metrics configuration" (`metrics`; `interval.ms` "minimum: 100, maximum:
 3600000"; `match`, "A list of key-value pairs. The valid keys are: ..."), "Tools / kafka-configs.sh"
 ("the allowed configs are: interval.ms, metrics and match"), "kafka-client-metrics.sh" (describe,
-list, delete by deleting every key); SPEC §D (the Apache 4.1 error table).
+list, delete by deleting every key); §D (the Apache 4.1 error table).
 
 Levels: the KIP defines the valid values, so a broker that stores anything else breaks it (MUST:
 rejected, and nothing applied). The KIP names no error code for any of these, so the code Apache
-answers (SPEC §D) is SHOULD, in its own `.error_code` case. Every request goes over the case's own
+answers (§D) is SHOULD, in its own `.error_code` case. Every request goes over the case's own
 connection, through AlterConfigs and IncrementalAlterConfigs alike, so the wire log shows the
 per-resource error codes the verdict rests on.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from kconform.codecs.messages import (
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
 )
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import (
     KEY_DESCRIBE_CONFIGS,
@@ -35,10 +38,8 @@ from kconform.fixtures.targets.admin import (
 )
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import answer, eventually, get
-from kconform.suites.check import Check
-from kconform.suites.model import Level, case
 
-CLIENT_METRICS = 16  # ConfigResource.Type.CLIENT_METRICS (SPEC D)
+CLIENT_METRICS = 16  # ConfigResource.Type.CLIENT_METRICS (§D)
 KEY_ALTER_CONFIGS = 33
 SET, DELETE = 0, 1
 DEFAULT_CONFIG = 5  # DescribeConfigsResponse ConfigSource: a default, not something set
@@ -47,7 +48,7 @@ LIST_KEYS = frozenset({"metrics", "match"})
 PRODUCER = "org.apache.kafka.producer."
 CONSUMER = "org.apache.kafka.consumer."
 
-CONFIGS = "KIP-714 'Client metrics configuration'; SPEC D"
+CONFIGS = "KIP-714 'Client metrics configuration'; §D"
 ADMIN = [Capability.CLIENT_METRICS_ADMIN]
 
 
@@ -148,6 +149,10 @@ def delete_later(check: Check, admin: ConfigAdmin, name: str) -> None:
     check.defer(cleanup)
 
 
+def _interval_is(want: int, described: Mapping[str, str | None]) -> bool:
+    return bool(normalized(described).get("interval.ms") == want)
+
+
 def normalized(configs: Mapping[str, str | None]) -> dict[str, Any]:
     """Values as the KIP defines them: lists with whitespace ignored, interval as a number."""
     out: dict[str, Any] = {}
@@ -168,7 +173,7 @@ def normalized(configs: Mapping[str, str | None]) -> dict[str, Any]:
 class Invalid:
     title: str
     configs: Mapping[str, str]
-    apache: ErrorCode  # SPEC D, Kafka 4.1
+    apache: ErrorCode  # §D, Kafka 4.1
     why: str  # the KIP text that makes the value invalid
     name: str | None = None  # a fixed resource name instead of a unique one
     code_note: str = ""
@@ -223,9 +228,23 @@ async def both_apis(
     return answers
 
 
+REJECTED_BY = {
+    "interval_below_min": "kip714.configs.interval_range",
+    "interval_above_max": "kip714.configs.interval_range",
+    "interval_not_integer": "kip714.configs.interval_integer",
+    "unknown_key": "kip714.configs.known_keys",
+    "match_without_equals": "kip714.configs.match_syntax",
+    "match_unknown_selector": "kip714.configs.match_syntax",
+    "match_invalid_regex": "kip714.configs.match_syntax",
+    "empty_name": "kip714.configs.name_required",
+}
+"""The rule that makes each invalid change invalid."""
+
+
 def _rejected_case(variant: str, spec: Invalid) -> Any:
     @case(
         f"kip714.configs.invalid.{variant}.rejected",
+        rules=[REJECTED_BY[variant]],
         title=f"CLIENT_METRICS with {spec.title} is rejected and not applied (both alter APIs)",
         spec=f"{CONFIGS}: {spec.why}",
         level=Level.MUST,
@@ -247,8 +266,9 @@ def _code_case(variant: str, spec: Invalid) -> Any:
 
     @case(
         f"kip714.configs.invalid.{variant}.error_code",
+        rules=["kip714.configs.error_code"],
         title=f"CLIENT_METRICS with {spec.title} is answered {spec.apache.name}",
-        spec=f"SPEC D (Apache 4.1){note}; the KIP names no code, so SHOULD",
+        spec=f"§D (Apache 4.1){note}; the KIP names no code, so SHOULD",
         level=Level.SHOULD,
         requires=ADMIN,
     )
@@ -270,6 +290,7 @@ for _variant, _spec in INVALID.items():
 
 @case(
     "kip714.configs.invalid.change_keeps_previous",
+    rules=["kip714.configs.interval_range", "kip714.configs.interval_integer"],
     title="A rejected change to an existing subscription leaves its configs as they were",
     spec=f"{CONFIGS}: interval.ms 'minimum: 100, maximum: 3600000'",
     level=Level.MUST,
@@ -298,6 +319,7 @@ async def test_invalid_change_keeps_previous(target: BrokerTarget, check: Check)
 
 @case(
     "kip714.configs.interval.bounds_accepted",
+    rules=["kip714.configs.interval_range"],
     title="interval.ms 100 and 3600000 (the bounds) are accepted by both alter APIs",
     spec=f"{CONFIGS}: interval.ms 'minimum: 100, maximum: 3600000 (1 hour)'",
     level=Level.MUST,
@@ -307,15 +329,15 @@ async def test_interval_bounds_accepted(target: BrokerTarget, check: Check) -> N
     admin = await config_admin(check)
     name = check.unique("sub")
     delete_later(check, admin, name)
-    steps = [(admin.incremental, "100"), (admin.incremental, "3600000"),
-             (admin.alter, "100"), (admin.alter, "3600000")]  # fmt: skip
+    steps: list[tuple[Any, str]] = [(admin.incremental, "100"), (admin.incremental, "3600000"),
+                                    (admin.alter, "100"), (admin.alter, "3600000")]  # fmt: skip
     for alter, interval in steps:
         api = "IncrementalAlterConfigs" if alter == admin.incremental else "AlterConfigs"
         code, _ = await alter(name, {**BASE, "interval.ms": interval})
         check.expect(f"{api} interval.ms={interval}", "NONE", error_name(code))
         described = await eventually(
             lambda: admin.described(name),
-            lambda d, want=interval: normalized(d).get("interval.ms") == int(want),
+            functools.partial(_interval_is, int(interval)),
         )
         check.expect(
             f"described after {api}", int(interval), normalized(described).get("interval.ms")
@@ -332,8 +354,9 @@ async def described_as(admin: ConfigAdmin, name: str, want: Mapping[str, str]) -
 
 @case(
     "kip714.configs.describe_reflects_changes",
+    rules=["kip714.configs.admin_visible"],
     title="DescribeConfigs returns the metrics, interval.ms and match set, after every change",
-    spec="KIP-714 'kafka-client-metrics.sh' (--describe --name); SPEC D (DescribeConfigs)",
+    spec="KIP-714 'kafka-client-metrics.sh' (--describe --name); §D (DescribeConfigs)",
     level=Level.MUST,
     requires=ADMIN,
 )
@@ -370,8 +393,9 @@ async def listed_as(admin: ConfigAdmin, name: str, present: bool) -> bool:
 
 @case(
     "kip714.configs.list_reflects_lifecycle",
+    rules=["kip714.configs.admin_visible"],
     title="The subscription list shows a subscription once created, not once its keys are deleted",
-    spec="KIP-714 'kafka-client-metrics.sh' (--list, --delete); SPEC D (ListConfigResources v1 / "
+    spec="KIP-714 'kafka-client-metrics.sh' (--list, --delete); §D (ListConfigResources v1 / "
     "ListClientMetricsResources v0, deletion)",
     level=Level.MUST,
     requires=ADMIN,
@@ -400,6 +424,7 @@ async def test_list_reflects_lifecycle(target: BrokerTarget, check: Check) -> No
 
 @case(
     "kip714.configs.validate_only_not_applied",
+    rules=["kip714.configs.validate_only"],
     title="ValidateOnly validates (an invalid value is still rejected) but changes nothing",
     spec="AlterConfigs/IncrementalAlterConfigs ValidateOnly ('validate the request, but not change "
     "the configurations'); KIP-714 'Metrics subscription' (the standard Admin API)",
@@ -434,9 +459,10 @@ async def test_validate_only_not_applied(target: BrokerTarget, check: Check) -> 
 
 @case(
     "kip714.configs.subscription_applies_until_deleted",
+    rules=["kip714.configs.applies_until_deleted", "kip714.get.no_subscription"],
     title="A subscription reaches the clients it matches, and stops once all its keys are deleted",
     spec="KIP-714 'Metrics subscription' (matching clients get its metrics and interval); 'Client "
-    "metrics configuration' ('An empty list means no metrics subscribed'); SPEC C.2, D (deletion)",
+    "metrics configuration' ('An empty list means no metrics subscribed'); §C.2, D (deletion)",
     level=Level.MUST,
     requires=[Capability.CLIENT_METRICS_ADMIN, Capability.TELEMETRY],
 )

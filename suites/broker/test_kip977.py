@@ -4,9 +4,9 @@ Spec: KIP-977 "Part 1: Verbosity Level Control" (a dynamic broker config holding
 representing a JSON array"), "JSON Config Format" (`level` low/(medium)/high, `names`, `filters`
 with `topics` or `topicPattern`), "Part 2" (MessagesInPerSec, BytesInPerSec, BytesOutPerSec get a
 partition tag for the topics a high-level entry selects; the topic-level meter is "kept the same
-way"), and its test plan; SPEC §F.
+way"), and its test plan; §F.
 
-KIP-977 was approved but never merged into Apache Kafka (SPEC §F: apache/kafka#20397 closed
+KIP-977 was approved but never merged into Apache Kafka (§F: apache/kafka#20397 closed
 unmerged), so every case requires `Capability.KIP977` and an Apache broker reports `unsupported`.
 The config is set on the BROKER resource with the empty name, the cluster-wide default: the KIP
 "elected to make it central" and its CLI examples name no broker; the per-broker scope is INFO.
@@ -16,6 +16,7 @@ Meters are read through `target.partition_metrics()`: partition -1 is the topic-
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Mapping
@@ -33,12 +34,12 @@ from kconform.codecs.messages import (
     MetadataRequest,
     ProduceRequest,
 )
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import ApiRange
 from kconform.fixtures.targets.base import BrokerTarget, Capability, PartitionMetric
 from kconform.suites.broker.helpers import answer, eventually
-from kconform.suites.check import Check, Inconclusive
-from kconform.suites.model import Level, case
 
 BROKER, SET, DELETE = 4, 0, 1
 DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 2, 3  # DescribeConfigs ConfigSource
@@ -272,6 +273,7 @@ VALID = {
 
 @case(
     "kip977.verbosity.accepted",
+    rules=["kip977.verbosity.accepted"],
     title="Valid metrics.verbosity values are accepted as the cluster default and described back",
     spec=f"{FORMAT}; 'Part 1' (dynamic config, 'Querying existing config' via --describe)",
     level=Level.MUST,
@@ -282,8 +284,12 @@ async def test_verbosity_accepted(target: BrokerTarget, check: Check) -> None:
     for what, value in VALID.items():
         code, message = await admin.set_verbosity(json.dumps(value))
         check.expect(f"{what}: accepted", "NONE", answer(code, message), code == 0)
-        described = await eventually(admin.verbosity, lambda v, want=value: _json(v) == want)
+        described = await eventually(admin.verbosity, functools.partial(_json_is, value))
         check.expect(f"{what}: described", value, _json(described))
+
+
+def _json_is(want: Any, text: str | None) -> bool:
+    return bool(_json(text) == want)
 
 
 def _json(text: str | None) -> Any:
@@ -295,6 +301,7 @@ def _json(text: str | None) -> Any:
 
 @case(
     "kip977.verbosity.per_broker_scope",
+    rules=["kip977.verbosity.scope"],
     title="metrics.verbosity set on one broker (resource name = its node id)",
     spec="KIP-977 'Part 1' ('We elected to make it central'; the scope is not specified): INFO",
     level=Level.INFO,
@@ -310,6 +317,7 @@ async def test_verbosity_per_broker_scope(target: BrokerTarget, check: Check) ->
 
 @case(
     "kip977.verbosity.name_spelling",
+    rules=["kip977.verbosity.name_spelling"],
     title="The KIP example's 'name' key (the format table says 'names')",
     spec=f"{FORMAT} ('names' in the table, 'name' in the examples): INFO",
     level=Level.INFO,
@@ -343,9 +351,13 @@ INVALID = {
 }  # fmt: skip
 
 
+FORMAT_RULE, FILTERS_RULE = "kip977.verbosity.format", "kip977.verbosity.filters_valid"
+
+
 def _invalid_cases(variant: str, spec: Invalid) -> tuple[Any, Any]:
     @case(
         f"kip977.verbosity.invalid.{variant}.rejected",
+        rules=[FORMAT_RULE if spec.level is Level.MUST else FILTERS_RULE],
         title=f"metrics.verbosity {spec.value} is rejected and not applied",
         spec=f"{FORMAT}: {spec.why}",
         level=spec.level,
@@ -360,9 +372,10 @@ def _invalid_cases(variant: str, spec: Invalid) -> tuple[Any, Any]:
 
     @case(
         f"kip977.verbosity.invalid.{variant}.error_code",
+        rules=["kip977.verbosity.error_code"],
         title=f"metrics.verbosity {spec.value} is answered INVALID_CONFIG",
         spec=f"{FORMAT} names no code; INVALID_CONFIG is Kafka's answer to a config value that "
-        "fails validation (SPEC D, ConfigurationControlManager): SHOULD",
+        "fails validation (§D, ConfigurationControlManager): SHOULD",
         level=Level.SHOULD,
         requires=CONFIG,
     )
@@ -387,6 +400,7 @@ for _variant, _spec in INVALID.items():
 
 @case(
     "kip977.partition_meters.matching_topic",
+    rules=["kip977.meters.messages_in"],
     title="For a topic a high entry selects, produced traffic is metered per partition",
     spec=f"{PART2}: MessagesInPerSec 'Messages entered the partition', BytesInPerSec; 'Part 1' "
     "(high adds the partition tag to the topics the filters select)",
@@ -406,6 +420,7 @@ async def test_partition_meters_matching_topic(target: BrokerTarget, check: Chec
 
 @case(
     "kip977.partition_meters.non_matching_topic",
+    rules=["kip977.verbosity.filters_select"],
     title="A topic no entry selects keeps topic-level meters only",
     spec=f"{FORMAT} (filters '[] ... applies to nothing'; topics outside the filters); {PART2} "
     "(the topic-level meter 'will be kept the same way')",
@@ -424,6 +439,7 @@ async def test_partition_meters_non_matching_topic(target: BrokerTarget, check: 
 
 @case(
     "kip977.verbosity.low_has_no_partition_tag",
+    rules=["kip977.verbosity.low_untagged"],
     title="A topic selected only at level low gets no partition-level meters",
     spec="KIP-977 'Part 1' ('In the low settings, these tags will be assigned with an empty "
     "value'); Test Plan, unit test 3 ('The partition tag should be empty if default verbosity')",
@@ -440,6 +456,7 @@ async def test_low_has_no_partition_tag(target: BrokerTarget, check: Check) -> N
 
 @case(
     "kip977.verbosity.high_takes_precedence",
+    rules=["kip977.verbosity.precedence"],
     title="A topic in both a low and a high entry is metered per partition, in either order",
     spec=f"{FORMAT}: 'the one that appears first in the sequence [high, medium, low] will take "
     "precedence'; 'JSON entries are ... order-irrelevant'",
@@ -459,6 +476,7 @@ async def test_high_takes_precedence(target: BrokerTarget, check: Check) -> None
 
 @case(
     "kip977.verbosity.names_select_metrics",
+    rules=["kip977.verbosity.filters_select"],
     title="'names' selects which meters get the partition tag (Bytes.*: not MessagesInPerSec)",
     spec=f"{FORMAT}: names, 'Pattern corresponding to the names of the metric series in scope'",
     level=Level.MUST,
@@ -476,6 +494,7 @@ async def test_names_select_metrics(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip977.partition_meters.bytes_out",
+    rules=["kip977.meters.bytes_out"],
     title="Fetched bytes are metered per partition (BytesOutPerSec) for a selected topic",
     spec=f"{PART2}: BytesOutPerSec 'Bytes retrieved from the partition'",
     level=Level.MUST,
@@ -496,6 +515,7 @@ async def test_bytes_out(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip977.verbosity.dynamic_switch_off",
+    rules=["kip977.verbosity.dynamic"],
     title="Setting the verbosity back to low removes the partition-level meters",
     spec="KIP-977 'Setting new config', alter example ('partition-level values will be removed'); "
     "Test Plan, integration test 3 (dynamic setting)",

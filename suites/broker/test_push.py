@@ -2,7 +2,7 @@
 
 Spec: KIP-714 "Throttling and rate-limiting", "Client termination", "Error handling",
 "SubscriptionId", "Compression", "Broker configuration" and the PushTelemetryRequestV0 schema;
-SPEC.md §C.4 and rulings 2, 3, 12, 13. Payloads are valid OTLP (`helpers.payload`), compressed
+§C.4 and rulings 2, 3, 12, 13. Payloads are valid OTLP (`helpers.payload`), compressed
 where the case is about compression: the librdkafka mock aborts on anything else, and malformed
 payloads belong to the security suite.
 """
@@ -24,6 +24,8 @@ from kconform.codecs.otlp import build_metrics_data, gauge
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.engine.check import Check, Inconclusive, Unsupported
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
 from kconform.suites.broker.helpers import (
@@ -36,13 +38,11 @@ from kconform.suites.broker.helpers import (
     subscribed_session,
     wait_interval,
 )
-from kconform.suites.check import Check, Inconclusive, Unsupported
-from kconform.suites.model import Level, case
 
 THROTTLING = (
     "KIP-714 'Throttling and rate-limiting': \"Should the client send a push request prior to "
     "expiry of the previously calculated PushIntervalMs the broker will discard the metrics and "
-    'return ... THROTTLING_QUOTA_EXCEEDED"; SPEC C.4 step 3'
+    'return ... THROTTLING_QUOTA_EXCEEDED"; §C.4 step 3'
 )
 TERMINATION = (
     "KIP-714 'Client termination': \"A broker must only allow one such unthrottled metrics push "
@@ -59,7 +59,7 @@ Framing = Literal["xerial", "raw"]
 CODECS: dict[str, tuple[int, Framing]] = {  # case variant: (CompressionType, snappy framing)
     "gzip": (1, "xerial"),
     "snappy_xerial": (2, "xerial"),
-    "snappy_raw": (2, "raw"),  # librdkafka's framing; Java accepts it (SPEC A.5)
+    "snappy_raw": (2, "raw"),  # librdkafka's framing; Java accepts it (§A.5)
     "lz4": (3, "xerial"),
     "zstd": (4, "xerial"),
 }
@@ -135,7 +135,7 @@ async def telemetry_limit(check: Check, target: BrokerTarget) -> tuple[KafkaConn
     """A session whose TelemetryMaxBytes the case can exceed: the advertised one when payloads of
     that size are reasonable (Apache's default 1 MiB is), else lowered through the static
     `telemetry.max.bytes` where the target can restart with it (Apache refuses a dynamic update:
-    "Cannot update these configs dynamically", SPEC C.2 step 4), restored after the case."""
+    "Cannot update these configs dynamically", §C.2 step 4), restored after the case."""
     conn, sub = await session(check, target)
     if 0 < sub.telemetry_max_bytes <= MAX_PAYLOAD_BUILT:
         return conn, sub
@@ -168,8 +168,13 @@ async def add_matching_subscription(check: Check, target: BrokerTarget) -> None:
 
 @case(
     "kip714.push.accepted",
+    rules=[
+        "kip714.push.accepted",
+        "kip714.get.instance_id.assigned",
+        "kip714.push.compression.none_accepted",
+    ],
     title="A push with the subscription's id, right after the Get, is accepted (NONE)",
-    spec="KIP-714 PushTelemetryRequestV0; SPEC C.4 step 9",
+    spec="KIP-714 PushTelemetryRequestV0; §C.4 step 9",
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
 )
@@ -180,8 +185,9 @@ async def test_accepted(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.delivered",
+    rules=["kip714.push.exported", "kip714.get.instance_id.assigned"],
     title="An accepted payload reaches the telemetry receiver intact, with its instance id",
-    spec="KIP-714 'Client telemetry receiver' (exportMetrics per accepted push); SPEC C.4 step 7",
+    spec="KIP-714 'Client telemetry receiver' (exportMetrics per accepted push); §C.4 step 7",
     level=Level.MUST,
     requires=[Capability.TELEMETRY, Capability.TELEMETRY_SINK],
 )
@@ -202,10 +208,11 @@ async def test_delivered(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.empty_metrics",
+    rules=["kip714.push.empty_metrics"],
     title="A push with an empty Metrics blob is accepted",
     spec=(
         "KIP-714 'Client behavior': a client whose subscription matches none of its metrics "
-        '"should send a PushTelemetryRequest ... with an empty metrics blob"; SPEC C.4 step 8'
+        '"should send a PushTelemetryRequest ... with an empty metrics blob"; §C.4 step 8'
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -220,6 +227,7 @@ async def test_empty_metrics(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.throttle.early",
+    rules=["kip714.push.throttle.interval"],
     title="A second push inside PushIntervalMs after an accepted one is THROTTLING_QUOTA_EXCEEDED",
     spec=THROTTLING,
     level=Level.MUST,
@@ -233,6 +241,7 @@ async def test_throttle_early(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.throttle.interval_elapsed",
+    rules=["kip714.push.throttle.interval"],
     title="A push once PushIntervalMs has passed since the last accepted one is accepted",
     spec=f"{THROTTLING} (only pushes before expiry are discarded)",
     level=Level.MUST,
@@ -247,10 +256,11 @@ async def test_throttle_interval_elapsed(target: BrokerTarget, check: Check) -> 
 
 @case(
     "kip714.push.throttle.first_after_get",
+    rules=["kip714.push.throttle.first_after_get"],
     title="The first push after each Get is accepted however soon it follows the Get",
     spec=(
         "KIP-714 'Client behavior': the first push after a Get is jittered to 0.5-1.5 x "
-        "PushIntervalMs, so a Get does not restart the interval; SPEC C.4 step 3 (Apache accepts "
+        "PushIntervalMs, so a Get does not restart the interval; §C.4 step 3 (Apache accepts "
         "the first push after each Get regardless of time)"
     ),
     level=Level.MUST,
@@ -267,6 +277,7 @@ async def test_throttle_first_after_get(target: BrokerTarget, check: Check) -> N
 
 @case(
     "kip714.push.throttle.get_between_pushes",
+    rules=["kip714.push.throttle.interval", "kip714.get.throttle.repeated"],
     title="A Get between two pushes does not lift the rate limit on the second one",
     spec=(
         "KIP-714 'Throttling and rate-limiting': the rate limit \"ensures the client does not push "
@@ -295,6 +306,7 @@ async def terminated(check: Check, conn: KafkaConnection, sub: Message) -> None:
 
 @case(
     "kip714.push.terminating.single",
+    rules=["kip714.push.terminating.unthrottled"],
     title="One Terminating push inside PushIntervalMs is accepted",
     spec=(
         "KIP-714 'Client termination': Terminating is set \"to avoid the receiving broker's "
@@ -312,6 +324,7 @@ async def test_terminating_single(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.terminating.second_rejected",
+    rules=["kip714.push.terminating.once", "kip714.push.terminating.per_subscription"],
     title="No push is accepted inside the interval after the Terminating push, Terminating or not",
     spec=f"{TERMINATION}; ruling 2 (a second unthrottled Terminating push is a MUST violation)",
     level=Level.MUST,
@@ -332,6 +345,7 @@ async def test_terminating_second_rejected(target: BrokerTarget, check: Check) -
 
 @case(
     "kip714.push.terminating.invalid_request",
+    rules=["kip714.push.terminating.invalid_request"],
     title="Pushes after the Terminating push are answered INVALID_REQUEST",
     spec=(
         "KIP-714 'Error handling': INVALID_REQUEST, \"Client sent a PushTelemetryRequest when it "
@@ -350,6 +364,7 @@ async def test_terminating_invalid_request(target: BrokerTarget, check: Check) -
 
 @case(
     "kip714.push.terminating.failed_push_not_counted",
+    rules=["kip714.push.terminating.per_subscription", "kip714.push.subscription_id.current"],
     title="A Terminating push that failed (wrong SubscriptionId) leaves the allowance unused",
     spec=f"{TERMINATION}; ruling 3 (MUST; Apache sets the flag on failure, KAFKA-20898)",
     level=Level.MUST,
@@ -372,6 +387,11 @@ async def test_terminating_failed_push_not_counted(target: BrokerTarget, check: 
 
 @case(
     "kip714.push.terminating.retry_after_subscription_change",
+    rules=[
+        "kip714.push.terminating.per_subscription",
+        "kip714.get.throttle.after_push_error",
+        "kip714.get.subscription_id.recalculated",
+    ],
     title="A terminating client whose final push got UNKNOWN_SUBSCRIPTION_ID re-Gets and pushes",
     spec=(
         "KIP-714 'Client termination': \"the terminating client can choose to obtain a new "
@@ -399,10 +419,11 @@ async def test_terminating_retry_after_change(target: BrokerTarget, check: Check
 
 @case(
     "kip714.push.subscription_id.stale",
+    rules=["kip714.push.subscription_id.current"],
     title="A push with the SubscriptionId from before a subscription change is 117",
     spec=(
         "KIP-714 'SubscriptionId': \"the broker will find that the received and expected "
-        'SubscriptionIds differ and it will return UNKNOWN_SUBSCRIPTION_ID"; SPEC C.4 step 4'
+        'SubscriptionIds differ and it will return UNKNOWN_SUBSCRIPTION_ID"; §C.4 step 4'
     ),
     level=Level.MUST,
     requires=TELEMETRY_ADMIN,
@@ -416,10 +437,11 @@ async def test_subscription_id_stale(target: BrokerTarget, check: Check) -> None
 
 @case(
     "kip714.push.subscription_id.other_broker",
+    rules=["kip714.push.subscription_id.stateless", "kip714.get.subscription_id.deterministic"],
     title="Another broker accepts a push with the SubscriptionId the first broker handed out",
     spec=(
         "KIP-714 'SubscriptionId': \"no state needs to be persisted; the configured subscription "
-        'set + client instance id is the identifier itself"; SPEC C.3, C.4 step 1'
+        'set + client instance id is the identifier itself"; §C.3, C.4 step 1'
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -432,8 +454,9 @@ async def test_subscription_id_other_broker(target: BrokerTarget, check: Check) 
 
 @case(
     "kip714.push.subscription_id.unknown_instance",
+    rules=["kip714.push.subscription_id.stateless"],
     title="A push from an instance id the broker never saw, with a wrong SubscriptionId: 117",
-    spec="KIP-714 'Error handling', UNKNOWN_SUBSCRIPTION_ID; SPEC C.4 steps 1 and 4",
+    spec="KIP-714 'Error handling', UNKNOWN_SUBSCRIPTION_ID; §C.4 steps 1 and 4",
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
 )
@@ -450,11 +473,12 @@ async def test_subscription_id_unknown_instance(target: BrokerTarget, check: Che
 
 @case(
     "kip714.push.instance_id.reserved",
+    rules=["kip714.push.instance_id.reserved"],
     title="A push with the ZERO (Null) or ONE reserved ClientInstanceId is INVALID_REQUEST",
     spec=(
         'KIP-714 PushTelemetryRequestV0: ClientInstanceId is the id "retrieved in the first '
-        'GetTelemetrySubscriptionsRequest", which is never Null or reserved (SPEC C.2 step 1); '
-        "the KIP names no code, Apache's INVALID_REQUEST is the reference (SPEC C.4 step 0)"
+        'GetTelemetrySubscriptionsRequest", which is never Null or reserved (§C.2 step 1); '
+        "the KIP names no code, Apache's INVALID_REQUEST is the reference (§C.4 step 0)"
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -469,10 +493,11 @@ async def test_instance_id_reserved(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.size_limit.exceeded",
+    rules=["kip714.push.size_limit"],
     title="A payload of TelemetryMaxBytes is accepted; one byte more is TELEMETRY_TOO_LARGE",
     spec=(
         "KIP-714 'Error handling', TELEMETRY_TOO_LARGE; TelemetryMaxBytes \"The maximum bytes of "
-        'binary data the broker accepts"; SPEC C.4 step 6'
+        'binary data the broker accepts"; §C.4 step 6'
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -489,6 +514,7 @@ async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.size_limit.after_compression",
+    rules=["kip714.push.size_limit.as_sent"],
     title="The size limit counts the bytes as sent: a small payload that inflates past it is fine",
     spec=(
         "KIP-714 'Broker configuration': telemetry.max.bytes is \"The maximum size (after "
@@ -517,10 +543,11 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
 
 @case(
     "kip714.push.compression.unknown",
+    rules=["kip714.push.compression.unsupported"],
     title="CompressionType outside 0-4 (5, 100, -1) is UNSUPPORTED_COMPRESSION_TYPE",
     spec=(
         "KIP-714 'PushTelemetryRequest handling / Validation': \"if the compression type is "
-        'unsupported the response will be returned with ... UnsupportedCompressionType"; SPEC C.4 '
+        'unsupported the response will be returned with ... UnsupportedCompressionType"; §C.4 '
         "step 5"
     ),
     level=Level.MUST,
@@ -542,10 +569,11 @@ async def test_compression_unknown(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.push.compression.none",
+    rules=["kip714.push.compression.none_accepted"],
     title="An uncompressed push (NONE) is accepted although NONE is not advertised",
     spec=(
         'KIP-714 AcceptedCompressionTypes: NONE is not listed, "though the broker does support '
-        'uncompressed client telemetry"; SPEC C.4 step 5'
+        'uncompressed client telemetry"; §C.4 step 5'
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -560,10 +588,11 @@ async def test_compression_none(target: BrokerTarget, check: Check) -> None:
 def _codec_case(variant: str, ctype: int, framing: Framing) -> object:
     @case(
         f"kip714.push.compression.{variant}",
+        rules=["kip714.push.compression.codecs"],
         title=f"A {variant} push of an advertised type is accepted",
         spec=(
             "KIP-714 'Compression': \"The PushTelemetryRequest.CompressionType must then be set to "
-            'the corresponding compression type value"; AcceptedCompressionTypes; SPEC A.5'
+            'the corresponding compression type value"; AcceptedCompressionTypes; §A.5'
         ),
         level=Level.MUST,
         requires=[Capability.TELEMETRY],
@@ -586,6 +615,7 @@ for _variant, (_ctype, _framing) in CODECS.items():
 
 @case(
     "kip714.push.compression.decompressed",
+    rules=["kip714.push.decompressed_for_receiver"],
     title="Compressed payloads reach the receiver decompressed, byte for byte, for every codec",
     spec=(
         "KIP-714 'Compression': \"Decompression of the metrics data will be performed by the "

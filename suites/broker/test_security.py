@@ -4,13 +4,13 @@ Spec: KIP-714 "Broker configuration" (`telemetry.max.bytes`: "The maximum size (
 compression if compression is used) of telemetry pushed from a client to the broker"), "Error
 handling" (TELEMETRY_TOO_LARGE, INVALID_RECORD), "PushTelemetryRequest handling / Validation",
 the AcceptedCompressionTypes doc ("the broker does support uncompressed client telemetry");
-SPEC C.4 and rulings 11 (null Metrics) and 12 (decompression bombs).
+§C.4 and rulings 11 (null Metrics) and 12 (decompression bombs).
 
 Every case ends with the same liveness check: a NEW connection must get an ApiVersions v0
 answer, whatever the hostile push did. A target that died is reported as a failed expectation
 of the case that killed it (with the target's own account of its death), and as `error` in the
 cases after it, which cannot even connect. Cases run in file order, so the ones that abort the
-librdkafka mock (null or non-OTLP Metrics, and any payload its decoder cannot hold, SPEC E.2)
+librdkafka mock (null or non-OTLP Metrics, and any payload its decoder cannot hold, §E.2)
 come last.
 """
 
@@ -31,11 +31,11 @@ from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.messages import ApiVersionsRequest, PushTelemetryRequest
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError, kafka_uuid_str
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError
 from kconform.suites.broker.helpers import get, payload, subscribe
-from kconform.suites.check import Check, Inconclusive
-from kconform.suites.model import Level, case
 
 # These cases may kill a fragile target (they do kill the librdkafka mock, which is its real
 # behaviour): the plugin runs them after every other case of the same target.
@@ -43,8 +43,9 @@ pytestmark = pytest.mark.kconform_disruptive
 
 TELEMETRY = [Capability.TELEMETRY]
 MAX_BYTES = "KIP-714 'Broker configuration': telemetry.max.bytes is the maximum size 'after "
-MAX_BYTES += "compression if compression is used'; 'Error handling' TELEMETRY_TOO_LARGE; SPEC C.4.6"
-BOMB = "SPEC ruling 12 (healthy: MUST; rejected rather than exported: SHOULD; code: INFO); C.4.7"
+MAX_BYTES += "compression if compression is used'; 'Error handling' TELEMETRY_TOO_LARGE; "
+MAX_BYTES += "§C.4 step 6"
+BOMB = "ruling 12 (healthy: MUST; rejected rather than exported: SHOULD; code: INFO); §C.4 step 7"
 LIVENESS = "a new connection answers ApiVersions v0"
 PUSH_TIMEOUT = 20.0  # seconds; a broker may take a while over a 5 MB payload, not forever
 BOMB_EXPANDED = 64 << 20  # bytes a bomb inflates to (smaller if the broker's limit demands it)
@@ -227,6 +228,7 @@ def garbage(seed: int, size: int = 512) -> bytes:
 
 @case(
     "kip714.security.size_limit.oversized_rejected",
+    rules=["kip714.push.size_limit"],
     title="A push one byte over TelemetryMaxBytes is answered TELEMETRY_TOO_LARGE, not exported",
     spec=MAX_BYTES,
     level=Level.MUST,
@@ -245,6 +247,7 @@ async def test_oversized_rejected(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.size_limit.at_limit_accepted",
+    rules=["kip714.push.size_limit"],
     title="A push of exactly TelemetryMaxBytes is not answered TELEMETRY_TOO_LARGE",
     spec=MAX_BYTES,
     level=Level.MUST,
@@ -263,6 +266,7 @@ async def test_at_limit_accepted(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.size_limit.after_compression",
+    rules=["kip714.push.size_limit.as_sent"],
     title="A payload over the limit uncompressed but within it compressed is not TOO_LARGE",
     spec=MAX_BYTES + "; ruling 12 (the limit is on the bytes as sent)",
     level=Level.MUST,
@@ -287,6 +291,7 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
 
 @case(
     "kip714.security.many_points",
+    rules=["kip714.push.size_limit", "kip714.robustness.healthy"],
     title="1e5 data points under 1000 resource labels are answered and leave the broker healthy",
     spec="KIP-714 'Throttling and rate-limiting' (protect brokers from rogue or buggy clients); "
     + MAX_BYTES,
@@ -317,6 +322,7 @@ async def test_many_points(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.truncated_frame",
+    rules=["kip714.robustness.malformed_answered", "kip714.robustness.healthy"],
     title="A frame whose size prefix (10 MiB) runs past its bytes does not stall other clients",
     spec="KIP-714 'Throttling and rate-limiting' (brokers protected from rogue clients); Kafka "
     "framing (int32 size prefix, socket.request.max.bytes 100 MiB)",
@@ -352,9 +358,10 @@ async def test_truncated_frame(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.empty_metrics",
+    rules=["kip714.push.empty_metrics", "kip714.robustness.healthy"],
     title="An empty Metrics blob is answered and leaves the broker healthy",
-    spec="SPEC ruling 11 ('a broker must answer (not crash or close) either way'); KIP-714 "
-    "'Client behavior' (an empty metrics blob when nothing matches); SPEC C.4.8",
+    spec="ruling 11 ('a broker must answer (not crash or close) either way'); KIP-714 "
+    "'Client behavior' (an empty metrics blob when nothing matches); §C.4 step 8",
     level=Level.MUST,
     requires=TELEMETRY,
 )
@@ -368,6 +375,7 @@ async def test_empty_metrics(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.unknown_compression_type",
+    rules=["kip714.push.compression.unsupported"],
     title="CompressionType 9 or -1 is answered UNSUPPORTED_COMPRESSION_TYPE",
     spec="KIP-714 'PushTelemetryRequest handling / Validation': 'if the compression type is "
     "unsupported the response will be returned with ErrorCode set to UnsupportedCompressionType'",
@@ -393,9 +401,10 @@ UNDECODABLE = {
 
 @case(
     "kip714.security.undecodable_compressed",
+    rules=["kip714.push.invalid_record"],
     title="Compressed Metrics that do not decompress are answered INVALID_RECORD, not exported",
     spec="KIP-714 'Validation': 'Should decoding or validation of the binary metrics blob fail "
-    "the ErrorCode will be set to InvalidRecord'; 'Error handling' INVALID_RECORD; SPEC C.4.7",
+    "the ErrorCode will be set to InvalidRecord'; 'Error handling' INVALID_RECORD; §C.4 step 7",
     level=Level.MUST,
     requires=TELEMETRY,
 )
@@ -413,13 +422,14 @@ async def test_undecodable_compressed(target: BrokerTarget, check: Check) -> Non
     await expect_alive(check, target, "undecodable compressed payloads")
 
 
-# --- what aborts the librdkafka mock (SPEC E.2): keep these last -------------------------------
+# --- what aborts the librdkafka mock (§E.2): keep these last -------------------------------
 
 
 @case(
     "kip714.security.null_metrics",
+    rules=["kip714.robustness.malformed_answered", "kip714.robustness.healthy"],
     title="A push with null Metrics is answered or that connection closed; the broker lives on",
-    spec="SPEC ruling 11 (Metrics is non-nullable: answering with any code or closing that one "
+    spec="ruling 11 (Metrics is non-nullable: answering with any code or closing that one "
     "connection both conform; the MUST is serving other and new connections; which of the two is "
     "INFO). Apache 3.7.0-4.1.0: the request parser rejects the null and closes the connection",
     level=Level.MUST,
@@ -438,9 +448,11 @@ async def test_null_metrics(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.security.non_otlp_uncompressed",
+    rules=["kip714.push.compression.none_accepted", "kip714.robustness.healthy"],
     title="Uncompressed bytes that are not OTLP are answered (the code is the broker's choice)",
     spec="KIP-714 AcceptedCompressionTypes ('the broker does support uncompressed client "
-    "telemetry'); 'Validation' is the receiver's task; SPEC C.4.7 (Apache never parses OTLP: NONE)",
+    "telemetry'); 'Validation' is the receiver's task; §C.4 step 7 (Apache never parses OTLP: "
+    "NONE)",
     level=Level.MUST,
     requires=TELEMETRY,
 )
@@ -474,6 +486,7 @@ def _bomb_case(ctype: CompressionType) -> Any:
 
     @case(
         f"kip714.security.bomb.{name}",
+        rules=["kip714.robustness.healthy", "kip714.push.bomb_rejected"],
         title=f"A tiny {name} payload inflating to 64 MiB leaves the broker healthy",
         spec=BOMB,
         level=Level.MUST,
@@ -496,6 +509,7 @@ test_bomb_gzip = _bomb_case(CompressionType.GZIP)
 
 @case(
     "kip714.security.bomb.not_exported",
+    rules=["kip714.push.bomb_rejected"],
     title="Decompression bombs are rejected with an error rather than exported",
     spec=BOMB,
     level=Level.SHOULD,

@@ -1,7 +1,7 @@
 """KIP-714 GetTelemetrySubscriptions on the broker: instance ids, subscription resolution, limits.
 
 Spec: KIP-714 "Receiving broker behavior", "Metrics subscription", "SubscriptionId", the
-GetTelemetrySubscriptionsResponseV0 schema and "Client metrics configuration"; SPEC.md §C.2,
+GetTelemetrySubscriptionsResponseV0 schema and "Client metrics configuration"; §C.2,
 §C.3, §C.6 and rulings 1, 4, 5, 6. Every case matches its subscriptions on its own client id
 (or on an attribute only its own connection has) and uses its own client instance ids.
 """
@@ -19,6 +19,8 @@ from kconform.codecs.messages import ApiVersionsRequest
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import java_host_address, kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription
 from kconform.suites.broker.helpers import (
@@ -30,18 +32,14 @@ from kconform.suites.broker.helpers import (
     subscribe,
     wait_interval,
 )
-from kconform.suites.check import Check
-from kconform.suites.model import Level, case
 
-RECEIVING = "KIP-714 'Receiving broker behavior'; SPEC C.2 step 1"
-SUBSCRIPTION = "KIP-714 'Metrics subscription'; SPEC C.2 step 4"
+RECEIVING = "KIP-714 'Receiving broker behavior'; §C.2 step 1"
+SUBSCRIPTION = "KIP-714 'Metrics subscription'; §C.2 step 4"
 MATCH = (
     "KIP-714 'Client metrics configuration', match: \"The values are anchored regular "
-    'expressions."; SPEC C.6 (full match)'
+    'expressions."; §C.6 (full match)'
 )
-SUBSCRIPTION_ID = (
-    "KIP-714 'SubscriptionId' (CRC32C of the matched set and interval, XOR id); SPEC C.3"
-)
+SUBSCRIPTION_ID = "KIP-714 'SubscriptionId' (CRC32C of the matched set and interval, XOR id); §C.3"
 NONE, THROTTLED = ErrorCode.NONE, ErrorCode.THROTTLING_QUOTA_EXCEEDED
 INTERVAL_MS = 300  # cases that must stay inside one PushIntervalMs never wait for it
 WAIT_INTERVAL_MS = 100  # cases that must outlive one PushIntervalMs wait for this one
@@ -97,6 +95,7 @@ async def client_connection(check: Check, target: BrokerTarget) -> KafkaConnecti
 
 @case(
     "kip714.subscriptions.instance_id.assigned_unique",
+    rules=["kip714.get.instance_id.assigned"],
     title="A Null ClientInstanceId gets a fresh id: never zero or reserved, unique over 1,000 Gets",
     spec=f'{RECEIVING}: "the broker will generate a unique id for the client"',
     level=Level.MUST,
@@ -118,6 +117,7 @@ async def test_instance_id_assigned_unique(target: BrokerTarget, check: Check) -
 
 @case(
     "kip714.subscriptions.instance_id.supplied_kept",
+    rules=["kip714.get.instance_id.kept"],
     title="A Get carrying an issued ClientInstanceId keeps it (on another broker, if any)",
     spec=(
         "KIP-714 'Client behavior': later Gets \"must include the ClientInstanceId returned in "
@@ -156,6 +156,7 @@ async def test_instance_id_supplied_kept(target: BrokerTarget, check: Check) -> 
 
 @case(
     "kip714.subscriptions.instance_id.echo",
+    rules=["kip714.get.instance_id.echo"],
     title="What a Get with a supplied ClientInstanceId returns: the id (Apache) or Null (KIP)",
     spec='KIP-714 GetTelemetrySubscriptionsResponseV0 ClientInstanceId "else Null"; ruling 5',
     level=Level.INFO,
@@ -176,6 +177,7 @@ async def test_instance_id_echo(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.subscriptions.no_subscription",
+    rules=["kip714.get.no_subscription"],
     title="A client no subscription matches gets no metrics, the default interval and NONE",
     spec=(
         f'{SUBSCRIPTION}; KIP-714 RequestedMetrics "Empty array: No metrics subscribed"; '
@@ -194,10 +196,11 @@ async def test_no_subscription(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.subscriptions.metrics.all",
+    rules=["kip714.get.metrics.all"],
     title='metrics=* is sent as exactly ["*"], also alongside a matching prefix subscription',
     spec=(
         'KIP-714 \'Client metrics configuration\': "A list containing just "*" means all metrics '
-        'subscribed"; RequestedMetrics "Array[0] "*": All metrics"; ruling 1 (MUST); SPEC C.2'
+        'subscribed"; RequestedMetrics "Array[0] "*": All metrics"; ruling 1 (MUST); §C.2'
     ),
     level=Level.MUST,
     requires=TELEMETRY_ADMIN,
@@ -217,6 +220,7 @@ async def test_metrics_all(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.subscriptions.metrics.union",
+    rules=["kip714.get.metrics.union"],
     title="RequestedMetrics is the union of the prefixes of every matching subscription",
     spec=f'{SUBSCRIPTION}: "The resulting matching configuration entries are compiled into a list"',
     level=Level.MUST,
@@ -237,6 +241,7 @@ async def test_metrics_union(target: BrokerTarget, check: Check) -> None:
 
 @case(
     "kip714.subscriptions.interval.minimum",
+    rules=["kip714.get.interval.minimum"],
     title="PushIntervalMs is the lowest interval of the matching subscriptions",
     spec=(
         'KIP-714 PushIntervalMs: "the lowest configured interval in the current subscription '
@@ -289,6 +294,7 @@ async def check_selector(
 
 @case(
     "kip714.subscriptions.match.client_instance_id",
+    rules=["kip714.get.match.anchored"],
     title="match client_instance_id: the full Uuid string matches, a part of it does not",
     spec=f"{MATCH}; Kafka matches Uuid.toString() (URL-safe base64)",
     level=Level.MUST,
@@ -310,6 +316,7 @@ async def test_match_client_instance_id(target: BrokerTarget, check: Check) -> N
 
 @case(
     "kip714.subscriptions.match.client_id",
+    rules=["kip714.get.match.anchored"],
     title="match client_id: the full client id matches, a part of it does not",
     spec=MATCH,
     level=Level.MUST,
@@ -336,6 +343,7 @@ async def registered_connection(
 
 @case(
     "kip714.subscriptions.match.client_software_name",
+    rules=["kip714.get.match.anchored"],
     title="match client_software_name (from ApiVersions v3): full name matches, a part does not",
     spec=f"{MATCH}; KIP-511 ClientSoftwareName",
     level=Level.MUST,
@@ -349,6 +357,7 @@ async def test_match_client_software_name(target: BrokerTarget, check: Check) ->
 
 @case(
     "kip714.subscriptions.match.client_software_version",
+    rules=["kip714.get.match.anchored"],
     title="match client_software_version (from ApiVersions v3): full matches, a part does not",
     spec=f"{MATCH}; KIP-511 ClientSoftwareVersion",
     level=Level.MUST,
@@ -364,6 +373,7 @@ async def test_match_client_software_version(target: BrokerTarget, check: Check)
 
 @case(
     "kip714.subscriptions.match.client_source_address",
+    rules=["kip714.get.match.anchored"],
     title="match client_source_address: the full address matches, a prefix of it does not",
     spec=f"{MATCH}; the address as InetAddress.getHostAddress() renders it",
     level=Level.MUST,
@@ -381,6 +391,7 @@ async def test_match_client_source_address(target: BrokerTarget, check: Check) -
 
 @case(
     "kip714.subscriptions.match.client_source_port",
+    rules=["kip714.get.match.anchored"],
     title="match client_source_port: the full port matches, a part of it does not",
     spec=MATCH,
     level=Level.MUST,
@@ -401,6 +412,7 @@ async def test_match_client_source_port(target: BrokerTarget, check: Check) -> N
 
 @case(
     "kip714.subscriptions.subscription_id.stable",
+    rules=["kip714.get.subscription_id.recalculated"],
     title="SubscriptionId stays the same while the client's subscription set does not change",
     spec=f'{SUBSCRIPTION_ID}: recalculated only for "a change for a client instance"',
     level=Level.MUST,
@@ -424,6 +436,7 @@ async def test_subscription_id_stable(target: BrokerTarget, check: Check) -> Non
 
 @case(
     "kip714.subscriptions.subscription_id.changes",
+    rules=["kip714.get.subscription_id.recalculated"],
     title="SubscriptionId changes when the matched metrics or the interval change",
     spec=f'{SUBSCRIPTION_ID}: "the SubscriptionId is recalculated" (including PushIntervalMs)',
     level=Level.MUST,
@@ -458,6 +471,7 @@ async def test_subscription_id_changes(target: BrokerTarget, check: Check) -> No
 
 @case(
     "kip714.subscriptions.subscription_id.other_broker",
+    rules=["kip714.get.subscription_id.deterministic"],
     title="Another broker computes the same SubscriptionId for the same instance and subscription",
     spec=(
         f'{SUBSCRIPTION_ID}: "no state needs to be persisted - the configured subscription set + '
@@ -484,6 +498,7 @@ async def test_subscription_id_other_broker(target: BrokerTarget, check: Check) 
 
 @case(
     "kip714.subscriptions.compression_types.valid",
+    rules=["kip714.get.compression_types.valid"],
     title="AcceptedCompressionTypes lists only gzip/snappy/lz4/zstd (1-4), never NONE (0)",
     spec=(
         'KIP-714 AcceptedCompressionTypes: ids "as listed in MessageHeaderV2.Attributes.'
@@ -502,6 +517,7 @@ async def test_compression_types_valid(target: BrokerTarget, check: Check) -> No
 
 @case(
     "kip714.subscriptions.compression_types.preference_order",
+    rules=["kip714.get.compression_types.preference_order"],
     title="AcceptedCompressionTypes is the KIP's default list: zstd, lz4, gzip, snappy",
     spec=(
         "KIP-714 'Compression': \"The default compression types list as returned from the "
@@ -520,10 +536,11 @@ async def test_compression_types_order(target: BrokerTarget, check: Check) -> No
 
 @case(
     "kip714.subscriptions.telemetry_max_bytes.config",
+    rules=["kip714.get.telemetry_max_bytes"],
     title="TelemetryMaxBytes is the broker's telemetry.max.bytes, and follows a change of it",
     spec=(
         "KIP-714 TelemetryMaxBytes; 'Broker configuration' telemetry.max.bytes (default 1048576); "
-        "SPEC C.2 step 4 (a static setting in Apache: changed in server.properties, restarted)"
+        "§C.2 step 4 (a static setting in Apache: changed in server.properties, restarted)"
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY, Capability.STATIC_BROKER_CONFIG],
@@ -556,8 +573,9 @@ async def test_telemetry_max_bytes_config(target: BrokerTarget, check: Check) ->
 
 @case(
     "kip714.subscriptions.throttle.repeated_get",
+    rules=["kip714.get.throttle.repeated"],
     title="A second Get inside PushIntervalMs: THROTTLING_QUOTA_EXCEEDED (Apache) or answered",
-    spec="SPEC C.2 step 3; ruling 4 (throttling a plain repeated Get is not in the KIP: INFO)",
+    spec="§C.2 step 3; ruling 4 (throttling a plain repeated Get is not in the KIP: INFO)",
     level=Level.INFO,
     requires=[Capability.TELEMETRY],
 )
@@ -571,8 +589,9 @@ async def test_throttle_repeated_get(target: BrokerTarget, check: Check) -> None
 
 @case(
     "kip714.subscriptions.throttle.response_defaults",
+    rules=["kip714.get.throttle.error_fields"],
     title="A throttled Get carries no subscription: every other field at its default",
-    spec="SPEC C.2 step 3 (Apache's getErrorResponse); the KIP says nothing: INFO",
+    spec="§C.2 step 3 (Apache's getErrorResponse); the KIP says nothing: INFO",
     level=Level.INFO,
     requires=[Capability.TELEMETRY],
 )
@@ -604,6 +623,7 @@ async def test_throttle_response_defaults(target: BrokerTarget, check: Check) ->
 
 @case(
     "kip714.subscriptions.throttle.after_push_error",
+    rules=["kip714.get.throttle.after_push_error"],
     title="A Get right after UNKNOWN_SUBSCRIPTION_ID or UNSUPPORTED_COMPRESSION_TYPE is answered",
     spec=(
         "KIP-714 'Error handling': for 117 and 76 \"Immediately send a "
@@ -634,6 +654,7 @@ async def test_throttle_after_push_error(target: BrokerTarget, check: Check) -> 
 
 @case(
     "kip714.subscriptions.delta_temporality",
+    rules=["kip714.get.delta_temporality"],
     title="DeltaTemporality the broker asks for (Apache: always true)",
     spec="KIP-714 DeltaTemporality; ruling 6 (either value conforms: INFO)",
     level=Level.INFO,

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import getpass
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kconform.engine.check import Check
 from kconform.fixtures.clients import ClientDriver, ClientRun, Scenario
 from kconform.fixtures.clients.contract import ClientEvent
 from kconform.fixtures.proxy.rules import Rule
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
-from kconform.suites.check import Check
 from kconform.suites.client.scripted import ScriptedTelemetry
 from kconform.suites.client.traffic import Traffic, collect, evidence
 
@@ -125,7 +126,7 @@ async def run_client(
     proxy = target.proxy  # type: ignore[attr-defined]
     for rule in installed:
         proxy.rules.add(rule)
-        check.defer(lambda rule=rule: proxy.rules.remove(rule))
+        check.defer(functools.partial(proxy.rules.remove, rule))
     mark = target.wire_log.mark()  # type: ignore[attr-defined]
     run = await client.start(target.bootstrap, {"client.id": client_id, **(config or {})}, scenario)
     check.defer(run.terminate)

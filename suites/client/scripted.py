@@ -25,7 +25,7 @@ from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.proxy.rules import Respond, Rule
 from kconform.suites.client.traffic import GET_TELEMETRY_SUBSCRIPTIONS, TELEMETRY
 
-DEFAULT_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy: Apache's order (SPEC C.2)
+DEFAULT_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy: Apache's order (§C.2)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Spec: KIP-714 "Client behavior" ("The first metrics push should be randomized be
 PushIntervalMs and 1.5 * PushIntervalMs"; "update its push interval timer according to the
 received PushIntervalMs"), "Throttling and rate-limiting" (PushIntervalMs rate-limiting exists to
 protect brokers from rogue or buggy clients; a client does not push more often than the
-interval), SPEC ruling 7 (outside the range: SHOULD; a narrower range inside it: INFO), E.1 (the
+interval), ruling 7 (outside the range: SHOULD; a narrower range inside it: INFO), E.1 (the
 Java client replaces an interval <= 0 by 300000 ms).
 """
 
@@ -14,9 +14,10 @@ from itertools import pairwise
 from typing import Any
 
 from kconform.codecs.errors import ErrorCode
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import (
     BASELINE_INTERVAL_MS,
     TELEMETRY,
@@ -27,7 +28,6 @@ from kconform.suites.client.helpers import (
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 from kconform.suites.client.timing import distribution, max_in_window
 from kconform.suites.client.traffic import GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY
-from kconform.suites.model import Level, case
 
 JITTER_INTERVAL_MS = 300
 JITTER_SLACK = 0.025  # seconds of scheduling and transport allowed on either side
@@ -36,9 +36,10 @@ MIN_SAMPLES = 5
 
 @case(
     "kip714.client.cadence.first_push_jitter",
+    rules=["kip714.client.cadence.first_push_jitter"],
     title="The first push after each Get comes 0.5-1.5 x PushIntervalMs later, randomized",
     spec="KIP-714 Client behavior ('The first metrics push should be randomized between 0.5 * "
-    "PushIntervalMs and 1.5 * PushIntervalMs'); SPEC ruling 7; tolerance +-25 ms; samples: "
+    "PushIntervalMs and 1.5 * PushIntervalMs'); ruling 7; tolerance +-25 ms; samples: "
     f"every push answered UNKNOWN_SUBSCRIPTION_ID so that each is a first push after a Get, "
     f"PushIntervalMs {JITTER_INTERVAL_MS}",
     level=Level.SHOULD,
@@ -92,6 +93,7 @@ async def test_first_push_jitter(
 
 @case(
     "kip714.client.cadence.push_interval",
+    rules=["kip714.client.cadence.push_interval"],
     title="Later pushes follow every PushIntervalMs",
     spec="KIP-714 Client behavior ('update its push interval timer according to the received "
     "PushIntervalMs'); Throttling and rate-limiting; tolerance: each gap between pushes in "
@@ -133,10 +135,11 @@ MAX_PER_SECOND, MAX_IN_ANY_SECOND = 10.0, 20
 def _interval_case(variant: str, interval_ms: int) -> Any:
     @case(
         f"kip714.client.cadence.interval_{variant}",
+        rules=["kip714.client.cadence.rate_bounded"],
         title=f"PushIntervalMs={interval_ms} from the broker causes no request storm",
         spec="KIP-714 Throttling and rate-limiting ('protect brokers from rogue or buggy clients'; "
         "'ensures the client does not push telemetry more often than the configured "
-        "PushIntervalMs'); SPEC E.1 (Java: an interval <= 0 becomes 300000 ms); bound: "
+        "PushIntervalMs'); §E.1 (Java: an interval <= 0 becomes 300000 ms); bound: "
         f"<= {MAX_PER_SECOND:g} telemetry requests/s on average, <= {MAX_IN_ANY_SECOND} in any "
         "second",
         level=Level.MUST,

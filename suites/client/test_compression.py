@@ -4,19 +4,19 @@ Spec: KIP-714 "Compression" ("the client is free to pick any supported compressi
 should pick the first mutually supported type in the returned list. If the
 AcceptedCompressionTypes array is empty the client must send metrics uncompressed"; "it is
 recommended that the serialized metrics are compressed ... if the serialized uncompressed size
-exceeds 1000 bytes"), SPEC ruling 8 (both recommendations are SHOULD).
+exceeds 1000 bytes"), ruling 8 (both recommendations are SHOULD).
 """
 
 from __future__ import annotations
 
 from kconform.codecs.errors import ErrorCode
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, baseline_run, require_telemetry, run_client
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 from kconform.suites.client.traffic import Exchange, payload_or_error
-from kconform.suites.model import Level, case
 
 COMPRESSION = "KIP-714 Compression"
 THRESHOLD = 1000
@@ -30,9 +30,10 @@ def _size(push: Exchange) -> int | None:
 
 @case(
     "kip714.client.compression.preferred_type",
+    rules=["kip714.client.compression.preferred"],
     title="The client compresses with the first type of AcceptedCompressionTypes it supports",
     spec=f"{COMPRESSION} ('should pick the first mutually supported type in the returned "
-    "list'); SPEC ruling 8. Method: every Get answers a rotation of [zstd, lz4, gzip, snappy] and "
+    "list'); ruling 8. Method: every Get answers a rotation of [zstd, lz4, gzip, snappy] and "
     "every push gets UNKNOWN_SUBSCRIPTION_ID (so the client Gets again); the types the client "
     "used are taken as the ones it supports",
     level=Level.SHOULD,
@@ -80,6 +81,7 @@ async def test_preferred_type(
 
 @case(
     "kip714.client.compression.empty_list",
+    rules=["kip714.client.compression.empty_list"],
     title="With an empty AcceptedCompressionTypes the client sends metrics uncompressed",
     spec=f"{COMPRESSION} ('If the AcceptedCompressionTypes array is empty the client must send "
     "metrics uncompressed')",
@@ -99,9 +101,10 @@ async def test_empty_list(client: ClientDriver, client_target: BrokerTarget, che
 
 @case(
     "kip714.client.compression.large_payload",
+    rules=["kip714.client.compression.large_payload"],
     title="Payloads above 1000 bytes uncompressed are sent compressed",
     spec=f"{COMPRESSION} ('recommended that the serialized metrics are compressed ... if the "
-    "serialized uncompressed size exceeds 1000 bytes'); SPEC ruling 8",
+    "serialized uncompressed size exceeds 1000 bytes'); ruling 8",
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
@@ -114,7 +117,7 @@ async def test_large_payload(
     sized = [(e, _size(e)) for e in recording.traffic.pushes if e.request is not None]
     check.observe(
         "uncompressed sizes -> CompressionType",
-        [f"{s} -> {NAMES.get(int(e.request.compression_type))}" for e, s in sized],
+        [f"{s} -> {NAMES.get(_ctype(e))}" for e, s in sized],
     )
     large = [(e, s) for e, s in sized if s is not None and s > THRESHOLD]
     check.precondition(
@@ -126,5 +129,10 @@ async def test_large_payload(
     check.expect(
         f"pushes above {THRESHOLD} bytes sent uncompressed",
         [],
-        [f"{e}: {s} bytes" for e, s in large if int(e.request.compression_type) == 0],
+        [f"{e}: {s} bytes" for e, s in large if _ctype(e) == 0],
     )
+
+
+def _ctype(exchange: Exchange) -> int:
+    """A push's CompressionType (-1 when its request could not be decoded)."""
+    return -1 if exchange.request is None else int(exchange.request.compression_type)

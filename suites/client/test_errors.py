@@ -2,7 +2,7 @@
 
 Spec: KIP-714 "Error handling" table (UNKNOWN_SUBSCRIPTION_ID and UNSUPPORTED_COMPRESSION_TYPE:
 "Immediately send a GetTelemetrySubscriptionsRequest"; TELEMETRY_TOO_LARGE: "Reduce the size of
-the metrics payload so its size does not exceed TelemetryMaxBytes", SHOULD per SPEC ruling 10;
+the metrics payload so its size does not exceed TelemetryMaxBytes", SHOULD per ruling 10;
 INVALID_REQUEST / INVALID_RECORD: "Log an error and stop pushing metrics"), "Throttling and
 rate-limiting" (THROTTLING_QUOTA_EXCEEDED; standard request throttling with ThrottleTimeMs).
 The broker side is scripted (`scripted.py`) so that only the error under test reaches the client.
@@ -14,13 +14,13 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client
 from kconform.suites.client.scripted import PushAnswer, ScriptedTelemetry, fail_pushes
 from kconform.suites.client.traffic import Exchange
-from kconform.suites.model import Level, case
 
 TABLE = "KIP-714 Error handling"
 IMMEDIATE = 0.25  # seconds: "immediately", against a PushIntervalMs of 1000 ms
@@ -48,9 +48,10 @@ def _immediate_get_case(error: ErrorCode) -> Any:
 
     @case(
         f"kip714.client.errors.{name}",
+        rules=["kip714.client.errors.reget_immediately"],
         title=f"After {error.name} on a push the client immediately sends a Get",
         spec=f"{TABLE} ({error.name}: 'Immediately send a GetTelemetrySubscriptionsRequest'); "
-        f"SPEC ruling 4; 'immediately': within {IMMEDIATE * 1000:.0f} ms, PushIntervalMs 1000",
+        f"ruling 4; 'immediately': within {IMMEDIATE * 1000:.0f} ms, PushIntervalMs 1000",
         level=Level.MUST,
         requires=TELEMETRY,
         kind="client",
@@ -61,6 +62,7 @@ def _immediate_get_case(error: ErrorCode) -> Any:
             check, client, client_target, Scenario.idle(seconds=3.2), scripted=scripted
         )
         failed = _first_error(check, recording, error)
+        assert failed.answered is not None
         after = recording.traffic.after(failed.sent, 71, 72)
         nxt = after[0] if after else None
         check.observe("next telemetry request", str(nxt) if nxt else "none")
@@ -90,9 +92,10 @@ def _size_limited(_: int, request: Message) -> PushAnswer:
 
 @case(
     "kip714.client.errors.telemetry_too_large",
+    rules=["kip714.client.errors.too_large"],
     title="After TELEMETRY_TOO_LARGE the next pushes are no larger than TelemetryMaxBytes",
     spec=f"{TABLE} (TELEMETRY_TOO_LARGE: 'Reduce the size of the metrics payload so its size "
-    f"does not exceed GetTelemetrySubscriptionsResponse.TelemetryMaxBytes'); SPEC ruling 10; "
+    f"does not exceed GetTelemetrySubscriptionsResponse.TelemetryMaxBytes'); ruling 10; "
     f"TelemetryMaxBytes {SIZE_LIMIT}, size as sent (after compression)",
     level=Level.SHOULD,
     requires=TELEMETRY,
@@ -118,11 +121,7 @@ async def test_telemetry_too_large(
     check.expect(
         f"pushes after TELEMETRY_TOO_LARGE larger than {SIZE_LIMIT} bytes",
         [],
-        [
-            f"{e}: {len(bytes(e.request.metrics or b''))} bytes"
-            for e in later
-            if len(bytes(e.request.metrics or b"")) > SIZE_LIMIT
-        ],
+        [f"{e}: {_size(e)} bytes" for e in later if _size(e) > SIZE_LIMIT],
     )
 
 
@@ -131,6 +130,7 @@ def _stop_case(error: ErrorCode) -> Any:
 
     @case(
         f"kip714.client.errors.{name}",
+        rules=["kip714.client.errors.stop_pushing"],
         title=f"After {error.name} on a push the client stops pushing metrics",
         spec=f"{TABLE} ({error.name}: 'Log an error and stop pushing metrics')",
         level=Level.MUST,
@@ -168,10 +168,11 @@ THROTTLE_INTERVAL_MS = 500
 
 @case(
     "kip714.client.errors.throttling_quota_exceeded",
+    rules=["kip714.client.errors.throttled_wait"],
     title="After THROTTLING_QUOTA_EXCEEDED the client waits PushIntervalMs before its next request",
     spec="KIP-714 Throttling and rate-limiting ('Should the client send a push request prior to "
     "expiry of the previously calculated PushIntervalMs the broker will discard the metrics and "
-    "return ... THROTTLING_QUOTA_EXCEEDED'); SPEC E.1/E.2 (Java and librdkafka wait the "
+    "return ... THROTTLING_QUOTA_EXCEEDED'); §E.1/E.2 (Java and librdkafka wait the "
     "interval); tolerance: not before 0.95 x PushIntervalMs - 20 ms",
     level=Level.MUST,
     requires=TELEMETRY,
@@ -187,6 +188,7 @@ async def test_throttling_quota_exceeded(
         check, client, client_target, Scenario.idle(seconds=3.0), scripted=scripted
     )
     failed = _first_error(check, recording, ErrorCode.THROTTLING_QUOTA_EXCEEDED)
+    assert failed.answered is not None
     after = recording.traffic.after(failed.sent, 71, 72)
     delay = None if not after else round(after[0].sent - failed.answered, 3)
     check.observe("next telemetry request", f"{after[0]} after {delay} s" if after else "none")
@@ -204,6 +206,7 @@ THROTTLE_TIME_MS = 1500
 
 @case(
     "kip714.client.errors.throttle_time",
+    rules=["kip714.client.errors.throttle_time"],
     title="A push response with ThrottleTimeMs holds the client's requests on that connection",
     spec="KIP-714 Throttling and rate-limiting ('Standard request throttling'; ThrottleTimeMs: "
     "'The duration in milliseconds for which the request was throttled'); KIP-219 client-side "
@@ -230,6 +233,7 @@ async def test_throttle_time(
         ok=bool(pushes) and pushes[0].answered is not None,
     )
     first = pushes[0]
+    assert first.answered is not None
     held_until = first.answered + THROTTLE_TIME_MS / 1000 - 0.05
     early = [
         f"{e} ({e.sent - first.answered:.3f} s after)"
@@ -244,3 +248,9 @@ async def test_throttle_time(
     check.expect(
         f"requests on the connection within ThrottleTimeMs ({THROTTLE_TIME_MS} ms)", [], early
     )
+
+
+def _size(exchange: Exchange) -> int:
+    """The size of a push's Metrics as sent."""
+    request = exchange.request
+    return 0 if request is None else len(bytes(request.metrics or b""))

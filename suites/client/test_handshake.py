@@ -4,7 +4,7 @@ Spec: KIP-714 (approved text) "Client behavior" (Get only to a broker advertisin
 GetTelemetrySubscriptions; Null ClientInstanceId once, then the returned id "regardless of
 broker"; no metrics requested -> no pushes, a new Get after PushIntervalMs), "Connection
 selection" (keep using the same broker connection), "Default behaviour" ("only then will
-clients push metrics"), "Client configuration" (enable.metrics.push=false), SPEC ruling 5
+clients push metrics"), "Client configuration" (enable.metrics.push=false), ruling 5
 (clients must accept a response that carries Null instead of echoing the id).
 """
 
@@ -15,10 +15,11 @@ from itertools import pairwise
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.rules import Rule
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import (
     TELEMETRY,
     Recording,
@@ -32,7 +33,6 @@ from kconform.suites.client.scripted import NULL_INSTANCE_ID, ScriptedTelemetry,
 from kconform.suites.client.timing import distribution, gaps
 from kconform.suites.client.traffic import API_VERSIONS
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
-from kconform.suites.model import Level, case
 
 BEHAVIOR = "KIP-714 Client behavior"
 
@@ -47,6 +47,7 @@ def _without_telemetry_keys(body: Message) -> Message:
 
 @case(
     "kip714.client.handshake.requires_advertisement",
+    rules=["kip714.client.handshake.advertised_only"],
     title="No GetTelemetrySubscriptions/PushTelemetry to brokers that do not advertise them",
     spec=f"{BEHAVIOR} ('identifies a supporting broker (through detecting at least "
     "GetTelemetrySubscriptionsRequestV0 in the ApiVersionResponse)'); Receiving broker behavior "
@@ -106,6 +107,7 @@ def _expect_assigned_id(check: Check, recording: Recording) -> None:
         ok=answered,
     )
     first = gets[0]
+    assert first.request is not None and first.response is not None
     check.expect(
         "first Get's ClientInstanceId (Null/zero)",
         kafka_uuid_str(ZERO_UUID),
@@ -114,7 +116,7 @@ def _expect_assigned_id(check: Check, recording: Recording) -> None:
     assigned = kafka_uuid_str(first.response.client_instance_id)
     later = [e for e in recording.traffic.telemetry[1:] if e.request is not None]
     check.observe("requests after the first Get", [f"{e} -> broker {e.broker}" for e in later])
-    used = [(str(e), kafka_uuid_str(e.request.client_instance_id)) for e in later]
+    used = [(str(e), kafka_uuid_str(e.request.client_instance_id)) for e in later if e.request]
     check.expect(
         "every later Get and Push carries the assigned id " + assigned,
         [],
@@ -127,6 +129,7 @@ def _expect_assigned_id(check: Check, recording: Recording) -> None:
 
 @case(
     "kip714.client.handshake.instance_id",
+    rules=["kip714.client.handshake.instance_id"],
     title="First Get with a Null ClientInstanceId, then the returned id on every Get and Push",
     spec=f"{BEHAVIOR} ('This handshake with a Null ClientInstanceId is only performed once ... "
     "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned in "
@@ -141,9 +144,10 @@ async def test_instance_id(client: ClientDriver, client_target: BrokerTarget, ch
 
 @case(
     "kip714.client.handshake.null_id_echo",
+    rules=["kip714.client.handshake.null_echo"],
     title="A later Get response carrying a Null ClientInstanceId does not replace the id",
     spec="KIP-714 GetTelemetrySubscriptionsResponse schema ('Assigned client instance id if "
-    "ClientInstanceId was Null in the request, else Null'); SPEC ruling 5 (clients must accept "
+    "ClientInstanceId was Null in the request, else Null'); ruling 5 (clients must accept "
     f"both an echo and Null); {BEHAVIOR} (the returned id for the client's lifetime)",
     level=Level.MUST,
     requires=TELEMETRY,
@@ -157,6 +161,7 @@ async def test_null_id_echo(
 
 @case(
     "kip714.client.handshake.single_connection",
+    rules=["kip714.client.handshake.single_connection"],
     title="Telemetry requests keep to one broker connection",
     spec="KIP-714 Connection selection ('It should also keep using the same broker connection "
     "for telemetry requests until the connection goes down')",
@@ -197,6 +202,7 @@ async def _empty_run(check: Check, client: ClientDriver, target: BrokerTarget) -
 
 @case(
     "kip714.client.handshake.empty_subscription",
+    rules=["kip714.client.handshake.no_push_without_metrics"],
     title="No PushTelemetry (not even at close) while RequestedMetrics is empty",
     spec="KIP-714 Default behaviour ('only then will clients push metrics to the broker'); "
     f"{BEHAVIOR} (RequestedMetrics empty: no metrics desired); Client termination ('only if "
@@ -220,6 +226,7 @@ async def test_empty_subscription(
 
 @case(
     "kip714.client.handshake.empty_subscription_reget",
+    rules=["kip714.client.handshake.reget_after_interval"],
     title="With no metrics requested the client Gets again after PushIntervalMs",
     spec=f"{BEHAVIOR} ('the client should send a new GetTelemetrySubscriptionsRequest after the "
     "PushIntervalMs has expired'); tolerance: each gap in [0.95 x interval - 20 ms, "
@@ -248,6 +255,7 @@ async def test_empty_subscription_reget(
 
 @case(
     "kip714.client.handshake.opt_out",
+    rules=["kip714.client.opt_out"],
     title="enable.metrics.push=false: no telemetry requests at all, despite a subscription",
     spec="KIP-714 Client configuration (enable.metrics.push: 'false - The client will not push "
     "metrics'); Opting out",

@@ -3,8 +3,8 @@
 Spec: KIP-511 "Proposed Changes" (the client provides its name and version in ApiVersions v3;
 on UNSUPPORTED_VERSION it reads the v0 body and restarts with the version the ApiKeys entry for
 ApiVersions advertises, or v0 without one; on INVALID_REQUEST it must error out, close the
-connection and log the error), "Validation" (the KIP's pattern), SPEC ruling 9 (Apache's pattern
-is SHOULD for clients), SPEC B.2 (the broker's v0 fallback body, the Java client's retry).
+connection and log the error), "Validation" (the KIP's pattern), ruling 9 (Apache's pattern
+is SHOULD for clients), §B.2 (the broker's v0 fallback body, the Java client's retry).
 """
 
 from __future__ import annotations
@@ -14,21 +14,19 @@ from collections.abc import Callable, Sequence
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsResponse
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.rules import Respond, Rule
 from kconform.fixtures.reference.apiversions import SOFTWARE_NAME_VERSION_PATTERN
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, run_client
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
-from kconform.suites.model import Level, case
 
 KIP_PATTERN = re.compile(r"[.\-_a-zA-Z0-9]+")
 """KIP-511 "Validation": ([\\.\\-_a-zA-Z0-9])+, matched in full."""
 IDENTITY = "KIP-511 Proposed Changes (clients provide name and version, ApiVersionsRequest v3)"
-FALLBACK = (
-    "KIP-511 Proposed Changes, fail back step 2 (restart with the advertised version); SPEC B.2"
-)
+FALLBACK = "KIP-511 Proposed Changes, fail back step 2 (restart with the advertised version); §B.2"
 ADVERTISED_MAX = 2
 MAX_APIVERSIONS_PER_CONNECTION = 2  # the refused request and one retry
 
@@ -81,6 +79,7 @@ def _judge_identity(check: Check, recording: Recording, pattern: re.Pattern[str]
 
 @case(
     "kip511.client.software_identity",
+    rules=["kip511.client.software_identity"],
     title="Every connection sends ApiVersions v3+ with a name and version in the KIP's pattern",
     spec=f"{IDENTITY}; KIP-511 Validation ([\\.\\-_a-zA-Z0-9])+",
     level=Level.MUST,
@@ -94,8 +93,9 @@ async def test_software_identity(
 
 @case(
     "kip511.client.software_identity_apache",
+    rules=["kip511.client.software_identity_apache"],
     title="ClientSoftwareName/Version also match Apache's stricter pattern (interoperability)",
-    spec=f"{IDENTITY}; SPEC ruling 9, B.1 (Apache's SOFTWARE_NAME_VERSION_PATTERN)",
+    spec=f"{IDENTITY}; ruling 9, B.1 (Apache's SOFTWARE_NAME_VERSION_PATTERN)",
     level=Level.SHOULD,
     kind="client",
 )
@@ -189,6 +189,7 @@ async def _judge_fallback(
 
 @case(
     "kip511.client.unsupported_version.retry_max",
+    rules=["kip511.client.fallback"],
     title="On UNSUPPORTED_VERSION the client retries at the max version the v0 body advertises",
     spec=f"{FALLBACK}; broker advertises {{18: 0..{ADVERTISED_MAX}}}",
     level=Level.MUST,
@@ -202,6 +203,7 @@ async def test_unsupported_version_retry_max(
 
 @case(
     "kip511.client.unsupported_version.retry_v0",
+    rules=["kip511.client.fallback"],
     title="On UNSUPPORTED_VERSION without an ApiVersions entry the client retries at v0",
     spec=f"{FALLBACK} ('or default to versions 0 if not present')",
     level=Level.MUST,
@@ -218,9 +220,10 @@ MAX_APIVERSIONS_PER_SECOND = 10.0
 
 @case(
     "kip511.client.invalid_request",
+    rules=["kip511.client.invalid_request"],
     title="On INVALID_REQUEST the client errors out, closes the connection, and does not loop",
     spec="KIP-511 Validation ('When the client receives an INVALID_REQUEST, it must error out "
-    "and to close the connection and log the error'); SPEC B.1 (v0-v2 are always valid)",
+    "and to close the connection and log the error'); §B.1 (v0-v2 are always valid)",
     level=Level.MUST,
     kind="client",
 )

@@ -18,9 +18,10 @@ from typing import Any
 from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
 from kconform.codecs.otlp_catalogue import RULES, required_metrics
 from kconform.codecs.otlp_rules import validate
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import (
     TELEMETRY,
     TOPIC,
@@ -34,7 +35,6 @@ from kconform.suites.client.helpers import (
 )
 from kconform.suites.client.scripted import ScriptedTelemetry
 from kconform.suites.client.traffic import payload_or_error
-from kconform.suites.model import Level, case
 
 
 @dataclass
@@ -238,6 +238,24 @@ RULE_CASES: dict[str, tuple[str, str, Level, str, tuple[str, ...]]] = {
 }
 
 
+BOOK_RULES = {
+    "valid_otlp": "kip714.client.payload.otlp",
+    "naming": "kip714.client.payload.naming",
+    "naming_conventions": "kip714.client.payload.naming_conventions",
+    "metric_types": "kip714.client.payload.metric_types",
+    "standard_labels": "kip714.client.payload.labels",
+    "resource_labels": "kip714.client.payload.labels",
+    "privacy": "kip714.client.payload.privacy",
+    "timestamps": "kip714.client.payload.timestamps",
+    "delta": "kip714.client.payload.temporality",
+    "delta_continuity": "kip714.client.payload.temporality_continuity",
+    "cumulative": "kip714.client.payload.temporality",
+    "cumulative_continuity": "kip714.client.payload.temporality_continuity",
+}
+"""The rule book's rule each payload case judges; its OTLP checks (codecs.otlp_rules) are the
+detailed conditions of that rule."""
+
+
 def _rule_case(suffix: str) -> Any:
     title, spec, level, run, rules = RULE_CASES[suffix]
     wrong = [r for r in rules if RULES[r].level != str(level)]
@@ -247,6 +265,7 @@ def _rule_case(suffix: str) -> Any:
 
     @case(
         f"kip714.client.payload.{suffix}",
+        rules=[BOOK_RULES[suffix]],
         title=title,
         spec=f"{spec} ({spec_rules})",
         level=level,
@@ -287,8 +306,9 @@ def _expect_required(check: Check, recording: Recording, client_type: Any) -> No
 
 @case(
     "kip714.client.payload.required_producer",
+    rules=["kip714.client.payload.required_metrics"],
     title='With RequestedMetrics ["*"] a producer pushes every required producer metric',
-    spec=f"{REQUIRED}; SPEC ruling 1 (['*'] means all: MUST)",
+    spec=f"{REQUIRED}; ruling 1 (['*'] means all: MUST)",
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
@@ -301,8 +321,9 @@ async def test_required_producer(
 
 @case(
     "kip714.client.payload.required_consumer",
+    rules=["kip714.client.payload.required_metrics"],
     title='With RequestedMetrics ["*"] a consumer pushes every required consumer metric',
-    spec=f"{REQUIRED}; SPEC ruling 1",
+    spec=f"{REQUIRED}; ruling 1",
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
@@ -315,6 +336,7 @@ async def test_required_consumer(
 
 @case(
     "kip714.client.payload.requested_only",
+    rules=["kip714.client.payload.requested_only"],
     title="Only metrics matching the requested prefixes are pushed",
     spec="KIP-714 Client behavior ('update its internal metrics collection to match the "
     "received subscription (absolute update)'); Client metrics configuration (prefix match); "
@@ -334,9 +356,10 @@ async def test_requested_only(
 
 @case(
     "kip714.client.payload.empty_prefix_all",
+    rules=["kip714.client.payload.empty_prefix_all"],
     title='RequestedMetrics [""] is treated as all metrics (the schema doc\'s form)',
     spec="KIP-714 GetTelemetrySubscriptionsResponse schema doc ('array[0] empty string = "
-    'all\'); SPEC ruling 1 ([""] as all: SHOULD)',
+    'all\'); ruling 1 ([""] as all: SHOULD)',
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",

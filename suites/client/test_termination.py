@@ -4,7 +4,7 @@ Spec: KIP-714 "Client termination" ("When a client with an active metrics subscr
 shut down, it should send its final metrics without waiting for the PushIntervalMs time. ... the
 PushTelemetryRequest.Terminating field must be set to true"; after UNKNOWN_SUBSCRIPTION_ID on the
 final push the client may re-Get and push Terminating again, or abandon the final push),
-"Throttling and rate-limiting" and SPEC ruling 2 (a second Terminating push is an error).
+"Throttling and rate-limiting" and ruling 2 (a second Terminating push is an error).
 The subscription interval is long (5 s) and the client closes after 1.5 s, so a final push that
 waited for the interval would come too late to count.
 """
@@ -12,12 +12,12 @@ waited for the interval would come too late to count.
 from __future__ import annotations
 
 from kconform.codecs.errors import ErrorCode
+from kconform.engine.check import Check
+from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.check import Check
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client, shared_run
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
-from kconform.suites.model import Level, case
 
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
@@ -48,7 +48,11 @@ def _closing(check: Check, recording: Recording) -> float:
     )
     assert closing is not None
     subscribed = [e for e in recording.traffic.gets if e.error_code == 0 and e.sent < closing]
-    last = list(subscribed[-1].response.requested_metrics) if subscribed else None
+    last = (
+        list(subscribed[-1].response.requested_metrics)
+        if subscribed and subscribed[-1].response is not None
+        else None
+    )
     check.precondition(
         "an active subscription (a successful Get with RequestedMetrics) when close() began",
         "RequestedMetrics not empty",
@@ -60,6 +64,7 @@ def _closing(check: Check, recording: Recording) -> float:
 
 @case(
     "kip714.client.termination.final_push",
+    rules=["kip714.client.termination.final_push"],
     title="On close with an active subscription the client pushes its final metrics at once",
     spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
     f"PushIntervalMs time'); PushIntervalMs {LONG_INTERVAL_MS}, close after 1.5 s, final push "
@@ -87,9 +92,10 @@ async def test_final_push(client: ClientDriver, client_target: BrokerTarget, che
 
 @case(
     "kip714.client.termination.single_terminating",
+    rules=["kip714.client.termination.single", "kip714.push.terminating.once"],
     title="The final push has Terminating=true, there is only one, and nothing follows it",
     spec=f"{TERMINATION} ('the PushTelemetryRequest.Terminating field must be set to true'); "
-    "SPEC ruling 2 (a second Terminating push is rejected)",
+    "ruling 2 (a second Terminating push is rejected)",
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
@@ -116,6 +122,7 @@ async def test_single_terminating(
 
 @case(
     "kip714.client.termination.none_without_subscription",
+    rules=["kip714.client.handshake.no_push_without_metrics"],
     title="Without a subscription the client sends no final (or any) push on close",
     spec=f"{TERMINATION} ('When a client with an active metrics subscription is being shut "
     "down'); Default behaviour ('only then will clients push metrics')",
@@ -148,12 +155,13 @@ async def test_none_without_subscription(
 
 @case(
     "kip714.client.termination.unknown_subscription_retry",
+    rules=["kip714.client.termination.retry"],
     title="After UNKNOWN_SUBSCRIPTION_ID on the final push: one new Get and one Terminating "
     "push with its SubscriptionId, or nothing",
     spec=f"{TERMINATION} ('the terminating client can choose to obtain a new subscription ID by "
     "sending a GetTelemetrySubscriptionsRequest and then immediately sending a "
     "PushTelemetryRequest with the Terminating flag set to true, or it can choose to abandon "
-    "sending a final metrics push'); SPEC ruling 3",
+    "sending a final metrics push'); ruling 3",
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",

@@ -174,7 +174,9 @@ def _response(entry: WireEntry, exchange: Exchange) -> Message | None:
     return body
 
 
-def evidence(traffic: Traffic, api_keys: Iterable[int] = (API_VERSIONS, *TELEMETRY)) -> list:
+def evidence(
+    traffic: Traffic, api_keys: Iterable[int] = (API_VERSIONS, *TELEMETRY)
+) -> list[WireEntry]:
     """The log entries worth showing: the given APIs' frames and connection closes."""
     keys = set(api_keys)
     return [e for e in traffic.entries if e.api_key in keys or "closed" in e.note]

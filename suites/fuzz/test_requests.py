@@ -9,8 +9,8 @@ and then a plain ApiVersions answered on a new connection. A target that dies or
 case with the shrunk input, described field by field and in hex, and the timings; the input
 joins the regression corpus. A finding a known deviation explains (`deviations.py`) names it.
 
-Spec: SPEC rulings 11 (a malformed request is answered or its one connection closed; no crash)
-and 12 ("the broker staying healthy and answering later requests is MUST"); SPEC B.2/B.4
+Spec: rulings 11 (a malformed request is answered or its one connection closed; no crash)
+and 12 ("the broker staying healthy and answering later requests is MUST"); §B.2/B.4
 (unsupported versions and unknown api keys: the v0 fallback, or the connection closed).
 """
 
@@ -23,12 +23,12 @@ import pytest
 from hypothesis import example, given, seed
 
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
+from kconform.engine.check import Check
+from kconform.engine.fuzz import budget, corpus, deviations, inputs, mutations, oracle
+from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
+from kconform.engine.fuzz.inputs import FuzzRequest
+from kconform.engine.model import Level, case
 from kconform.fixtures.targets.base import BrokerTarget, Capability
-from kconform.suites.check import Check
-from kconform.suites.fuzz import budget, corpus, deviations, inputs, mutations, oracle
-from kconform.suites.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
-from kconform.suites.fuzz.inputs import FuzzRequest
-from kconform.suites.model import Level, case
 
 
 def _duplicate_alter_configs(trailing: bytes = b"") -> FuzzRequest:
@@ -48,7 +48,7 @@ PATIENCE = oracle.Patience()
 the broker is busy."""
 SLOWEST_SHOWN = 3
 SPEC = (
-    "SPEC rulings 11 and 12 (answer, do not crash; stay healthy); SPEC B.2/B.4 (unsupported "
+    "rulings 11 and 12 (answer, do not crash; stay healthy); §B.2/B.4 (unsupported "
     "versions and unknown api keys: v0 fallback or close)"
 )
 RULE = "every request answered decodably (defined ErrorCode) or closed; target alive after each"
@@ -213,6 +213,7 @@ def _request_case(group: str, broken: bool) -> Any:
 
     @case(
         f"fuzz.request.{group}.{kind}",
+        rules=["kip714.robustness.malformed_answered", "kip714.robustness.healthy"],
         title=title,
         spec=SPEC,
         level=Level.MUST,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from kconform.engine.volumes.session import Volumes
 from kconform.pipelines.spark import PANDAS_WARNING, SHARED_SPARK, LazySpark
-from kconform.suites.volumes.session import Volumes
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,13 +2,13 @@
 
 A real client (confluent-kafka, idempotent, acks=all) produces keyed records with a Zipf key
 distribution into fresh topics; its delivery reports are the ledger. The target is sampled
-before and after: end offsets over ListOffsets (SPEC §F: the protocol's view of LogEndOffset),
+before and after: end offsets over ListOffsets (§F: the protocol's view of LogEndOffset),
 KIP-977's MessagesInPerSec / BytesInPerSec / BytesOutPerSec per partition where the target has
 `metrics.verbosity`, and the producer's own pushed telemetry where the target has a sink. The
 Spark job (`kconform.pipelines.volumes`) judges every partition; its tolerance is explained
 there (records exact; bytes within the batch-framing interval).
 
-The meter cases need `metrics.verbosity` (KIP-977 was never merged: SPEC §F), so on Apache
+The meter cases need `metrics.verbosity` (KIP-977 was never merged: §F), so on Apache
 Kafka they are `unsupported`; the end-offset case runs wherever ListOffsets does.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.model import Level, case
+from kconform.engine.volumes.session import Outcome, Volumes
 from kconform.fixtures.targets.base import BrokerTarget, Capability
-from kconform.suites.check import Check, Inconclusive
-from kconform.suites.model import Level, case
-from kconform.suites.volumes.session import Outcome, Volumes
 
 pytestmark = pytest.mark.spark
 PART2 = "KIP-977 'Part 2: New Metrics with Attached Partition Tag'"
@@ -65,8 +65,9 @@ def produced(check: Check, outcome: Outcome) -> None:
 
 @case(
     "kip977.volumes.records_match_end_offsets",
+    rules=["kip977.volumes.end_offsets"],
     title="Each partition's end offset advances by exactly the records delivered to it",
-    spec="SPEC §F ('Comparing to produced volume: use the delta of LogEndOffset ... available "
+    spec="§F ('Comparing to produced volume: use the delta of LogEndOffset ... available "
     "over the protocol via ListOffsets'); KIP-977 Motivation (per-partition volume of keyed "
     "traffic); delivery reports of an idempotent acks=all producer as ground truth",
     level=Level.MUST,
@@ -86,6 +87,7 @@ async def test_records_match_end_offsets(
 
 @case(
     "kip977.volumes.meters_match_ledger",
+    rules=["kip977.meters.messages_in", "kip977.meters.bytes_out"],
     title="Partition MessagesIn/BytesIn/BytesOut meters count exactly what was produced and read",
     spec=f"{PART2}: MessagesInPerSec 'Messages entered the partition', BytesInPerSec 'Bytes "
     "entered the partition', BytesOutPerSec 'Bytes retrieved from the partition'; 'Part 1' "
@@ -109,6 +111,7 @@ async def test_meters_match_ledger(target: BrokerTarget, check: Check, volumes: 
 
 @case(
     "kip977.volumes.hot_partitions_visible",
+    rules=["kip977.volumes.hot_partitions"],
     title="The partition meters single out the hot partitions of keyed traffic, as produced",
     spec="KIP-977 Motivation ('messages may be produced with hotspots ... and overload certain "
     "partitions only'; 'identify the imbalance partition'): the purpose, not a stated rule, "

@@ -1,4 +1,4 @@
-"""KIP-714 payload compression (SPEC A.5): Kafka's magic-v2 framings, limits and error contract."""
+"""KIP-714 payload compression (§A.5): Kafka's magic-v2 framings, limits and error contract."""
 
 from __future__ import annotations
 

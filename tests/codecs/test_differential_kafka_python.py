@@ -5,7 +5,7 @@ written independently of ours. Values come from OUR strategies and are converted
 objects by one converter driven by our declarations (struct → kwargs, recursively). kafka-python's
 classes come from the oracle shared with the benchmark (tests/support/kafka_python_oracle.py),
 which gives the KIP-714 messages kafka-python does not ship to its own JSON loader as hand-written
-schemas (tests/support/kafka_json/, from SPEC §A.2).
+schemas (tests/support/kafka_json/, from §A.2).
 
 kafka-python quirks met on the way (ours follows Kafka's generated Java code in each case):
 - Unknown tagged fields are decoded into `unknown_tags` but never written back, so values are
@@ -14,7 +14,7 @@ kafka-python quirks met on the way (ours follows Kafka's generated Java code in 
   None for uuid and struct fields: an explicit all-zero uuid is written where Java omits it
   (xfail below). The converter therefore leaves default-valued tagged fields unset.
 - `ApiVersionsResponse.decode` re-reads every error response as v0, misreading a v3/v4 error
-  response, which Kafka 4.1 sends for INVALID_REQUEST (SPEC B.1; xfail below).
+  response, which Kafka 4.1 sends for INVALID_REQUEST (§B.1; xfail below).
 - A message with no fields cannot be loaded (`StructField` iterates None; xfail below).
 - `*AuthorizedOperations` fields are patched to a `bitfield` type named `authorized_operations`
   (a set of bit numbers, None for INT32_MIN); the converter maps them.
@@ -211,8 +211,8 @@ def test_headers_match_kafka_python(cls: type[Message], version: int, data: st.D
     strict=True,
     raises=(struct.error, AssertionError),  # today: struct.error, reading compact bytes as v0
     reason="kafka-python's ApiVersionsResponse.decode reads any error response as v0; Kafka 4.1 "
-    "serializes INVALID_REQUEST at the request's version (SPEC B.1) and Java's "
-    "ApiVersionsResponse.parse falls back to v0 only when the versioned parse fails (SPEC B.2)",
+    "serializes INVALID_REQUEST at the request's version (§B.1) and Java's "
+    "ApiVersionsResponse.parse falls back to v0 only when the versioned parse fails (§B.2)",
 )
 @pytest.mark.parametrize("version", [3, 4])
 def test_kafka_python_reads_error_apiversions_responses_at_their_version(version: int) -> None:

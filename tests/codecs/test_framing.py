@@ -1,4 +1,4 @@
-"""Frames, headers and correlation: what a connection or proxy builds on (SPEC A.3, B.2)."""
+"""Frames, headers and correlation: what a connection or proxy builds on (§A.3, B.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Golden bytes, written by hand from the schemas (SPEC §A, Kafka's message JSON).
+"""Golden bytes, written by hand from the schemas (§A, Kafka's message JSON).
 
 Each vector is spelled out field by field, so a reader can check it against the JSON without
 running anything; the codec must produce exactly these bytes and read them back to the same
@@ -80,7 +80,7 @@ CT = CreateTopicsRequest
 CTR = CreateTopicsResponse
 
 VECTORS = [
-    # --- headers (SPEC A.3) -------------------------------------------------------------------
+    # --- headers (§A.3) -------------------------------------------------------------------
     golden("RequestHeader-v0", RequestHeader, 0,
            RequestHeader(request_api_key=18, request_api_version=0, correlation_id=1),
            "0012",      # RequestApiKey int16 18 (ApiVersions)
@@ -110,7 +110,7 @@ VECTORS = [
     golden("ResponseHeader-v1", ResponseHeader, 1, ResponseHeader(correlation_id=42),
            "0000002a",  # CorrelationId
            "00"),       # empty tag section
-    # --- ApiVersions (SPEC A.1, KIP-511) ---------------------------------------------------------
+    # --- ApiVersions (§A.1, KIP-511) ---------------------------------------------------------
     golden("ApiVersionsRequest-v0", ApiVersionsRequest, 0, ApiVersionsRequest(),
            ""),         # v0-v2: empty body
     golden("ApiVersionsRequest-v3", ApiVersionsRequest, 3,
@@ -127,7 +127,7 @@ VECTORS = [
            AV(error_code=35, api_keys=[AV.ApiVersion(api_key=18, min_version=0, max_version=4)]),
            "0023",      # ErrorCode 35 UNSUPPORTED_VERSION
            "00000001",  # ApiKeys int32 count 1
-           "0012", "0000", "0004"),  # ApiKey 18, MinVersion 0, MaxVersion 4 (SPEC B.2)
+           "0012", "0000", "0004"),  # ApiKey 18, MinVersion 0, MaxVersion 4 (§B.2)
     golden("ApiVersionsResponse-v1", AV, 1,
            AV(api_keys=[AV.ApiVersion(api_key=18, max_version=4),
                         AV.ApiVersion(api_key=71), AV.ApiVersion(api_key=72)],
@@ -168,7 +168,7 @@ VECTORS = [
     golden("ApiVersionsResponse-v4-epoch-only", AV, 4, AV(finalized_features_epoch=7),
            "0000", "01", "00000000",
            "01", "01", "08", "0000000000000007"),  # one tag: 1, size 8, epoch 7
-    # --- KIP-714 telemetry (SPEC A.2) -------------------------------------------------------------
+    # --- KIP-714 telemetry (§A.2) -------------------------------------------------------------
     golden("GetTelemetrySubscriptionsRequest-v0-first", GetTelemetrySubscriptionsRequest, 0,
            GetTelemetrySubscriptionsRequest(),
            "00000000000000000000000000000000",  # ClientInstanceId zero: "no id yet"
@@ -514,7 +514,7 @@ def test_every_message_family_has_a_golden_vector() -> None:
     assert wanted <= covered
 
 
-# --- the header-version rule (SPEC A.3) ---------------------------------------------------------
+# --- the header-version rule (§A.3) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -355,7 +355,7 @@ def test_two_brokers_agree_on_the_id() -> None:
     assert first.push_interval_ms == 10_000
 
 
-# --- CLIENT_METRICS configs (SPEC section D, Kafka 4.1) ---------------------------------------
+# --- CLIENT_METRICS configs (§D, Kafka 4.1) ---------------------------------------
 
 
 def _config_error(name: str, configs: dict[str, str | None]) -> ClientMetricsConfigError:

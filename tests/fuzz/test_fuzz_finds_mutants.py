@@ -20,17 +20,21 @@ from pathlib import Path
 
 import pytest
 
+from kconform.engine.fuzz.budget import BUDGET_ENV, CORPUS_ENV, SEED_ENV
+from kconform.fixtures.reference.mutants import MUTANTS as REFERENCE_MUTANTS
 from kconform.reports.model import CaseResult, RunResults
-from kconform.suites.fuzz.budget import BUDGET_ENV, CORPUS_ENV, SEED_ENV
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "fuzz"
 MUTANTS = {
-    # mutant: what the shortest trace's last step must be about
-    "no_push_throttle": "Throttling and rate-limiting",
-    "terminating_twice_allowed": "Client termination",
-    "subscription_id_ignored": "'SubscriptionId'",
-    "no_size_limit": "TELEMETRY_TOO_LARGE",
-    "reserved_instance_id_accepted": "reserved ClientInstanceId",
+    # mutant: the rule the shortest trace's last step must name (the rule the mutant breaks)
+    name: REFERENCE_MUTANTS[name].rule
+    for name in (
+        "no_push_throttle",
+        "terminating_twice_allowed",
+        "subscription_id_ignored",
+        "no_size_limit",
+        "reserved_instance_id_accepted",
+    )
 }
 MAX_TRACE_STEPS = 8
 SEED = "714"

@@ -22,10 +22,10 @@ from fake_broker import FakeBroker
 from kconform.codecs.framing import RequestFrame
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
 from kconform.codecs.schema import Message
+from kconform.engine.fuzz import deviations, oracle
+from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
-from kconform.suites.fuzz import deviations, oracle
-from kconform.suites.fuzz.inputs import FuzzRequest
 
 T = TypeVar("T")
 QUICK = oracle.Patience(base=0.3, seconds_per_mib=16.0, cap=2.0, grace=0.2, busy_limit=3.0)

@@ -31,14 +31,14 @@ from kconform.codecs.messages import (
 )
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID
+from kconform.engine.fuzz import actions, deviations
+from kconform.engine.fuzz import model as m
+from kconform.engine.fuzz.engine import Finding
+from kconform.engine.fuzz.judge import Judge
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
-from kconform.suites.fuzz import actions, deviations
-from kconform.suites.fuzz import model as m
-from kconform.suites.fuzz.engine import Finding
-from kconform.suites.fuzz.judge import Judge
 
 T = TypeVar("T")
 
@@ -217,7 +217,8 @@ def test_no_answer_and_no_close_to_a_null_metrics_push_fails(
     monkeypatch.setattr(broker, "answer", lambda request: None)  # never answers
     judge, _ = _null_push(session, _started(session, broker))
     assert judge.failed is not None and "hang" in judge.failed
-    assert "rule: ruling 11" in session.findings[0].report
+    assert "rule: kip714.robustness.malformed_answered" in session.findings[0].report
+    assert "ruling 11" in session.findings[0].report
 
 
 # --- known deviations: the session replayed with a deviation's mutants -------------------------
@@ -288,7 +289,7 @@ def test_the_judge_names_kafka_20898_a_must_deviation(session: LoopSession) -> N
 def test_apache_3_7_get_throttling_is_acceptable_and_the_model_follows_it(
     session: LoopSession,
 ) -> None:
-    """SPEC C.2 step 3: 3.7.0-4.0.0 throttle the Get right after an UNKNOWN_SUBSCRIPTION_ID
+    """§C.2 step 3: 3.7.0-4.0.0 throttle the Get right after an UNKNOWN_SUBSCRIPTION_ID
     push; ruling 4 makes that a SHOULD, so the session goes on against a model that does it."""
     deviation = deviations.GET_THROTTLED_AFTER_PUSH_ERROR
     steps = _session_against(deviation.mutants, then="get")

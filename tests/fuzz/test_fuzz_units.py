@@ -20,12 +20,12 @@ from kconform.codecs.messages import (
     PushTelemetryRequest,
     RequestHeader,
 )
+from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, oracle
+from kconform.engine.fuzz.inputs import FuzzRequest
+from kconform.engine.fuzz.model import TimedModel, signature
 from kconform.fixtures.reference import RequestContext
 from kconform.fuzzing import add_arguments, fuzz_table, run_fuzz
 from kconform.reports.model import CaseResult, Expectation, RunResults
-from kconform.suites.fuzz import actions, budget, corpus, inputs, mutations, oracle
-from kconform.suites.fuzz.inputs import FuzzRequest
-from kconform.suites.fuzz.model import TimedModel, signature
 
 FEW = settings(
     max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck)

@@ -3,7 +3,7 @@
 The ledger is the ground truth every verdict rests on, so its arithmetic (contiguous ranges,
 key + value bytes) is pinned here; client telemetry is exercised with the partition-tagged
 producer metric of KIP-714's revisions, which no shipped client sends (librdkafka's producer
-metrics carry no topic or partition attribute, SPEC E.2), so a fake sink stands in for one.
+metrics carry no topic or partition attribute, §E.2), so a fake sink stands in for one.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 from kconform.codecs.otlp import build_metrics_data, counter, gauge
-from kconform.fixtures.targets.base import PartitionMetric, SinkRecord
-from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
-from kconform.suites.volumes.collect import client_telemetry
-from kconform.suites.volumes.workload import (
+from kconform.engine.volumes.collect import client_telemetry
+from kconform.engine.volumes.workload import (
     Delivery,
     Production,
     Workload,
     ledger_table,
     samples_table,
 )
+from kconform.fixtures.targets.base import PartitionMetric, SinkRecord
+from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 
 SUCCESS = "org.apache.kafka.client.producer.partition.record.success"
 

@@ -1,4 +1,4 @@
-"""SPEC B.1-B.2, B.4: the reference broker's KIP-511 ApiVersions handling."""
+"""§B.1-B.2, B.4: the reference broker's KIP-511 ApiVersions handling."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_invalid_software_gets_invalid_request_at_request_version(
     assert outcome.error_code == ErrorCode.INVALID_REQUEST
     assert outcome.response_version == version
     assert body is not None and body.api_keys == [] and body.throttle_time_ms == 0
-    assert not outcome.close_after  # SPEC B.1: the broker does not close
+    assert not outcome.close_after  # §B.1: the broker does not close
     assert s.broker.client_software("conn-1") is None
     s.get()
     (instance,) = s.broker.telemetry.instances()

@@ -1,4 +1,4 @@
-"""ReferenceBroker as the proxy sees it: dispatch, undecodable requests, SPEC C.6 matching."""
+"""ReferenceBroker as the proxy sees it: dispatch, undecodable requests, §C.6 matching."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC C.5: instance expiry at max(60 s, 3 x PushIntervalMs), the LRU bound, disconnects."""
+"""§C.5: instance expiry at max(60 s, 3 x PushIntervalMs), the LRU bound, disconnects."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC D: CLIENT_METRICS validation, alter/delete semantics, describe and list; broker configs."""
+"""§D: CLIENT_METRICS validation, alter/delete semantics, describe and list; broker configs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC C.2 (GetTelemetrySubscriptions) and C.3 (SubscriptionId) on the reference broker."""
+"""§C.2 (GetTelemetrySubscriptions) and C.3 (SubscriptionId) on the reference broker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC C.4 (PushTelemetry, step by step and in order) with rulings 2, 3, 11, 12 and 13."""
+"""§C.4 (PushTelemetry, step by step and in order) with rulings 2, 3, 11, 12 and 13."""
 
 from __future__ import annotations
 

@@ -70,6 +70,7 @@ def result(case_id: str, subject: str, verdict: str, **fields: object) -> CaseRe
         "started": T0 + 1,
         "duration": 0.25,
         "nodeid": f"suites/broker/test_x.py::test_{case_id.rsplit('.', 1)[-1]}[{subject}]",
+        "rules": ["kip714.push.terminating.once"] if "terminating" in case_id else [],
     }
     defaults.update(fields)
     return CaseResult(**defaults)  # type: ignore[arg-type]

@@ -141,7 +141,26 @@ def test_no_external_references(sample_run, run, tmp_path):
             assert "http" not in text, path
             assert "//cdn" not in text, path
             for ref in re.findall(r'(?:src|href)="([^"]*)"', text):
-                assert ref.startswith(("#", "cases/", "../index.html", "data:")), (path, ref)
+                assert ref.startswith(("#", "cases/", "../index.html", "../rules.html", "data:")), (
+                    path,
+                    ref,
+                )
+
+
+def test_each_case_page_links_its_rules_into_the_reports_rule_book(run, tmp_path):
+    from kconform.rules import RULES
+
+    write_html(run, tmp_path)
+    book = (tmp_path / "rules.html").read_text(encoding="utf-8")
+    for rule_id in RULES:
+        assert f'id="{rule_id}"' in book
+    linked = 0
+    for result in run.results:
+        page = (tmp_path / "cases" / f"{result.case_id}.html").read_text(encoding="utf-8")
+        for rule_id in result.rules:
+            assert f'href="../rules.html#{rule_id}"' in page
+            linked += 1
+    assert linked, "the fixture run's results name their rules"
 
 
 def test_interrupted_and_unfinished_runs_show_a_banner(run, tmp_path):

@@ -2,9 +2,11 @@
 
 One pytest session runs the broker suites against the pristine reference and against every
 mutant the suites can observe (`reference:<mutant>`). A mutant that breaks a MUST rule must make
-a MUST case fail ("killed"); one that breaks a SHOULD or INFO rule (rulings 4 and SPEC C.2) must
-at least change a verdict or an observation compared with the pristine run ("detected"). The
-pristine reference itself must pass everything, or the suites are wrong.
+a MUST case fail ("killed"); one that breaks a SHOULD or INFO rule (ruling 4, §C.2) must at
+least change a verdict or an observation compared with the pristine run ("detected"). Either
+way it counts only if the case that catches it claims the mutant's rule (`@case(rules=...)`):
+a kill by a case about something else proves nothing about the rule. The pristine reference
+itself must pass everything, or the suites are wrong.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ def _observations(result: CaseResult) -> list[tuple[str, str]]:
     return [(e.what, repr(e.observed)) for e in result.expectations if e.expected == "(recorded)"]
 
 
-def _differs(mutant: list[CaseResult], pristine: dict[str, CaseResult]) -> list[str]:
+def _differs(mutant: list[CaseResult], pristine: dict[str, CaseResult], rule: str) -> list[str]:
     found = []
     for result in mutant:
         base = pristine.get(result.case_id)
-        if base is None or result.verdict == "skipped":
+        if base is None or result.verdict == "skipped" or rule not in result.rules:
             continue
         if result.verdict != base.verdict:
             found.append(f"{result.case_id}: {base.verdict} -> {result.verdict}")
@@ -64,21 +66,28 @@ def test_every_mutant_is_caught(tmp_path: Path) -> None:
     for name in OBSERVABLE:
         mutant = MUTANTS[name]
         results = by_subject[f"reference:{name}"]
-        kills = [r.case_id for r in results if r.level == "MUST" and r.verdict == "fail"]
-        changes = _differs(results, pristine)
+        kills = [
+            r.case_id
+            for r in results
+            if r.level == "MUST" and r.verdict == "fail" and mutant.rule in r.rules
+        ]
+        others = [r.case_id for r in results if r.verdict == "fail" and r.case_id not in kills]
+        changes = _differs(results, pristine, mutant.rule)
         if kills:
             status = f"killed by {kills[0]}" + (f" (+{len(kills) - 1})" if len(kills) > 1 else "")
         elif changes:
             status = f"detected ({mutant.level} rule): {changes[0]}"
         else:
-            status = "SURVIVED"
+            status = "SURVIVED" + (
+                f" (failed only {others[0]}, which does not claim {mutant.rule})" if others else ""
+            )
         caught = bool(kills) if mutant.level == "MUST" else bool(kills or changes)
         if not caught:
-            survivors.append(f"{name} ({mutant.level} rule: {mutant.rule})")
+            survivors.append(f"{name} ({mutant.level} rule {mutant.rule}): {status}")
         lines.append(f"  {name:<42} {status}")
     killed = sum(1 for line in lines if "killed by" in line)
     excluded = [f"  {n}: {m.suite_exclusion}" for n, m in MUTANTS.items() if m.suite_exclusion]
-    print(f"\nmutation score: {killed}/{len(OBSERVABLE)} killed by a MUST case, "
+    print(f"\nmutation score: {killed}/{len(OBSERVABLE)} killed by a MUST case claiming the rule, "
           f"{len(OBSERVABLE) - len(survivors)}/{len(OBSERVABLE)} caught; "
           f"{len(excluded)} outside the suites' reach:")  # fmt: skip
     print("\n".join(lines + excluded))

@@ -2,7 +2,7 @@
 
 kafka-python builds its protocol classes from Apache Kafka's message JSON. It does not ship the
 KIP-714 messages (nor key 74's ListClientMetricsResources, renamed by KIP-1142), so their schemas
-are given here as JSON files (`kafka_json/`, written from SPEC.md §A.2) and loaded through
+are given here as JSON files (`kafka_json/`, written from §A.2) and loaded through
 kafka-python's own JSON machinery: the same loader, a different package of JSON files.
 """
 

@@ -3,7 +3,9 @@
 A case calls `check.expect(what, expected, observed)` for each rule it verifies (soft: the case
 goes on), `check.require(...)` where going on makes no sense (stops the case), `check.observe`
 for INFO records. Connections opened through `check.connect()` log every frame to the case's
-own wire log, which is the evidence shown next to expected vs observed.
+own wire log, which is the evidence shown next to expected vs observed. Where the target keeps
+a wire log of its own (the reference broker's proxy), `evidence()` adds the notes it wrote on
+the case's responses: the rule each rejection enforces.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from typing import Any
 
+from kconform.engine.model import CaseInfo
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.fixtures.wirelog import WireLog
+from kconform.fixtures.wirelog import WireEntry, WireLog
 from kconform.reports.model import Expectation
-from kconform.suites.model import CaseInfo
 
 _unique = itertools.count(1)
 
@@ -56,6 +59,9 @@ class Check:
         self.waited = 0.0  # seconds slept on purpose (protocol intervals), for the benchmark
         self.subject: Any = None  # client cases: the driver being judged (target is the broker)
         self._tag = f"{info.id.split('.')[-1][:20]}-{uuid.uuid4().hex[:6]}-{next(_unique)}"
+        log = getattr(target, "wire_log", None)
+        self._target_log = log if isinstance(log, WireLog) else None
+        self._target_mark = self._target_log.mark() if self._target_log is not None else 0
 
     # --- expectations ---------------------------------------------------------------------
 
@@ -126,6 +132,27 @@ class Check:
     def defer(self, cleanup: Callable[[], Any]) -> None:
         """Run `cleanup` after the case (e.g. delete the subscription it created)."""
         self.cleanups.append(cleanup)
+
+    def evidence(self) -> list[WireEntry]:
+        """The case's wire log, each response the target annotated (with the rule behind a
+        rejection) carrying that note too."""
+        entries = self.wire_log.entries()
+        if self._target_log is None:
+            return entries
+        notes = {
+            (e.api_key, e.correlation_id, e.raw): "; ".join(
+                part for part in e.note.split("; ") if part.startswith("rule ")
+            )
+            for e in self._target_log.since(self._target_mark)
+            if "rule " in e.note
+        }
+        out = []
+        for entry in entries:
+            note = notes.get((entry.api_key, entry.correlation_id, entry.raw))
+            if entry.direction != "client->broker" and note:
+                entry = replace(entry, note="; ".join(n for n in (entry.note, note) if n))
+            out.append(entry)
+        return out
 
     async def close(self) -> None:
         for connection in self.connections:

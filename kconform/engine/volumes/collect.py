@@ -3,7 +3,7 @@
 Sources (the `source` column of the samples):
 
 - `list_offsets`: each partition's end offset (ListOffsets, timestamp -1, at its leader). Every
-  target with PARTITION_METRICS; SPEC §F: "the same information is available over the protocol".
+  target with PARTITION_METRICS; §F: "the same information is available over the protocol".
 - whatever `target.partition_metrics()` reports for the run's topics: `kip977` meters on the
   reference (MessagesInPerSec, BytesInPerSec, BytesOutPerSec; partition -1 is the topic-level
   meter), `log_end_offset`/`log_size`/`broker_topic` on real brokers. Merged across brokers as
@@ -95,8 +95,8 @@ async def end_offsets(
     out: list[PartitionMetric] = []
     for node, topics in sorted(by_leader.items()):
         admin = await admin_at(connect, index.get(node, 0))
-        for topic, partitions in topics.items():
-            offsets = await _end_offsets_retrying(admin, topic, sorted(partitions))
+        for topic, numbers in topics.items():
+            offsets = await _end_offsets_retrying(admin, topic, sorted(numbers))
             now = time.time()
             out += [
                 PartitionMetric("list_offsets", topic, p, "end_offset", float(o), now)

@@ -23,12 +23,12 @@ from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import PushTelemetryRequest
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.engine.fuzz import actions as a
+from kconform.engine.fuzz import deviations
+from kconform.engine.fuzz import model as m
+from kconform.engine.fuzz.engine import Finding
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
-from kconform.suites.fuzz import actions as a
-from kconform.suites.fuzz import deviations
-from kconform.suites.fuzz import model as m
-from kconform.suites.fuzz.engine import Finding
 
 
 class Judge:

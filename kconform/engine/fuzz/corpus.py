@@ -28,10 +28,14 @@ from typing import Any
 
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from kconform.suites.fuzz.budget import CORPUS_ENV
+from kconform.engine.fuzz.budget import CORPUS_ENV
 
-COMMITTED = Path(__file__).resolve().parent / "regressions"
-"""The corpus in the repository: findings on real targets, replayed by every run."""
+COMMITTED = Path(__file__).resolve().parents[3] / "suites" / "fuzz" / "regressions"
+"""The corpus in the repository, next to the fuzz cases (suites/fuzz/regressions): findings on
+real targets, replayed by every run. Installed, the same folder is package data of
+kconform.suites.fuzz."""
+if not COMMITTED.is_dir():  # an installed wheel: kconform/engine/fuzz -> kconform/suites/fuzz
+    COMMITTED = Path(__file__).resolve().parents[2] / "suites" / "fuzz" / "regressions"
 REPLAY_PREFIX = "replay: "
 """Marks the machine-readable line of a trace file."""
 

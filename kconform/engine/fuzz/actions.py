@@ -13,7 +13,7 @@ in the log) is visible too (`await_visible`). One request for both would not do:
 controller may write its two records in two batches (seen on 3.7.0: the second resource
 became visible 60 ms after the first). The probe's Gets use a zero ClientInstanceId: each is a
 new instance, which no broker throttles. The sentinel changes every time, so every change a
-session sends re-resolves the broker's instances (SPEC C.2 step 2): whether re-setting
+session sends re-resolves the broker's instances (§C.2 step 2): whether re-setting
 unchanged values does that too is left open by the KIP, and the model need not guess.
 """
 
@@ -33,12 +33,12 @@ from kconform.codecs.messages import (
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID, DecodeError
+from kconform.engine.fuzz.engine import FuzzSession
+from kconform.engine.fuzz.model import now_ms
+from kconform.engine.payloads import payload as otlp_payload
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
-from kconform.suites.broker.helpers import payload as otlp_payload
-from kconform.suites.fuzz.engine import FuzzSession
-from kconform.suites.fuzz.model import now_ms
 
 
 @dataclass
@@ -162,7 +162,7 @@ def alter_body(resources: list[tuple[str, dict[str, tuple[int, str | None]]]]) -
 
 
 def delete_body(names: list[str]) -> Message:
-    """Delete every key of these subscriptions: the broker then removes them (SPEC D)."""
+    """Delete every key of these subscriptions: the broker then removes them (§D)."""
     return alter_body([(n, dict.fromkeys(SUBSCRIPTION_KEYS, (DELETE, None))) for n in names])
 
 

@@ -23,9 +23,9 @@ from kconform.codecs.messages import (
 )
 from kconform.codecs.schema import Message, Struct
 from kconform.codecs.wire import INT32, DecodeError
+from kconform.engine.fuzz.inputs import FuzzRequest, response_expected
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
-from kconform.suites.fuzz.inputs import FuzzRequest, response_expected
 
 DEFINED_ERRORS = frozenset(int(code) for code in ErrorCode)
 ACCEPTABLE = ("answered", "closed", "unverifiable", "unanswered")

@@ -16,17 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from kconform.fixtures.targets.base import (
-    BrokerTarget,
-    Capability,
-    PartitionMetric,
-    Subscription,
-    UnsupportedOperation,
-)
-from kconform.pipelines.volumes_model import quantity_of
-from kconform.suites.volumes.collect import (
+from kconform.engine.volumes.collect import (
     ClientTelemetry,
     Connect,
     admin_at,
@@ -38,13 +30,21 @@ from kconform.suites.volumes.collect import (
     read_back,
     settled_metrics,
 )
-from kconform.suites.volumes.workload import (
+from kconform.engine.volumes.workload import (
     Production,
     Workload,
     ledger_table,
     produce,
     samples_table,
 )
+from kconform.fixtures.targets.base import (
+    BrokerTarget,
+    Capability,
+    PartitionMetric,
+    Subscription,
+    UnsupportedOperation,
+)
+from kconform.pipelines.volumes_model import quantity_of
 
 Defer = Callable[[Callable[[], Any]], None]
 """Registers a cleanup to run after the run (`Check.defer` in a case)."""

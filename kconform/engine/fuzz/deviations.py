@@ -1,7 +1,7 @@
 """Known deviations of real brokers: what the fuzzers recognise, so a finding names its cause.
 
 A fuzz case fails a broker only on a rule. When the broker is Apache Kafka and the rule is one
-Apache is known to break, the finding says so: which rule (KIP section, SPEC section, ruling),
+Apache is known to break, the finding says so: which rule (rule id, KIP section, ruling),
 at which level, and why Apache does it (source file, JIRA, releases). One `Deviation` per known
 behaviour, declared once here, so `git grep <key>` shows where each is recognised.
 
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from kconform.codecs.framing import peek_request_api
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader, request_header_version
 from kconform.codecs.wire import DecodeError
-from kconform.suites.fuzz.inputs import FuzzRequest
+from kconform.engine.fuzz.inputs import FuzzRequest
+from kconform.rules import rule
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,14 @@ class Deviation:
     """One known behaviour of a real broker that breaks a rule."""
 
     key: str  # stable name, used in reports and baselines
-    level: str  # the rule's level: MUST, SHOULD or INFO
-    rule: str  # the rule, named as the KIP, SPEC and rulings name it
+    rule: str  # the id of the rule it breaks, in the rule book
     why: str  # where the broker does it: source file, JIRA, releases seen
     mutants: frozenset[str] = frozenset()  # reference mutants that reproduce it (stateful)
+
+    @property
+    def level(self) -> str:
+        """The broken rule's level: MUST, SHOULD or INFO."""
+        return str(rule(self.rule).level)
 
     @property
     def acceptable(self) -> bool:
@@ -41,14 +46,12 @@ class Deviation:
         return self.level != "MUST"
 
     def describe(self) -> str:
-        return f"known deviation {self.key} ({self.level}: {self.rule}); why: {self.why}"
+        return f"known deviation {self.key} ({rule(self.rule).citation}); why: {self.why}"
 
 
 ALTER_CONFIGS_DUPLICATE_RESOURCE = Deviation(
     "apache-alterconfigs-duplicate-resource",
-    "MUST",
-    "every request is answered or its connection closed (SPEC rulings 11-12, applied to the "
-    "config APIs KIP-714 'Client metrics configuration' manages subscriptions with)",
+    "kip714.robustness.malformed_answered",
     "Apache 3.7.0 and 4.1.0 (reproduced on both) never answer an AlterConfigs (key 33, any "
     "version) that names one resource twice (unknown type ids all read as UNKNOWN), and leave "
     "its connection open and muted: KafkaApis "
@@ -62,45 +65,37 @@ ALTER_CONFIGS_DUPLICATE_RESOURCE = Deviation(
 
 GET_THROTTLED_AFTER_PUSH_ERROR = Deviation(
     "apache-get-throttle-or-bug",
-    "SHOULD",
-    "ruling 4: the Get a client sends 'immediately' after an UNKNOWN_SUBSCRIPTION_ID or "
-    "UNSUPPORTED_COMPRESSION_TYPE push (KIP-714 'Error handling') is not throttled",
+    "kip714.get.throttle.after_push_error",
     "Apache 3.7.0-4.0.0: ClientMetricsManager.validateGetRequest tests lastKnownError with "
-    "'||', which is always true, so every early Get is throttled (SPEC C.2 step 3; fixed in "
+    "'||', which is always true, so every early Get is throttled (§C.2 step 3; fixed in "
     "4.0.1/4.1.0 by #19959, commit 4c2d86f4)",
     frozenset({"get_throttled_after_unknown_subscription"}),
 )
 
 REPEATED_GET_NOT_THROTTLED = Deviation(
     "repeated-get-not-throttled",
-    "INFO",
-    "ruling 4: throttling a plain repeated Get inside PushIntervalMs is not in the KIP",
-    "a broker without Apache's per-instance Get interval check (SPEC C.2 step 3)",
+    "kip714.get.throttle.repeated",
+    "a broker without Apache's per-instance Get interval check (§C.2 step 3)",
     frozenset({"no_get_throttle"}),
 )
 
 TERMINATING_FLAG_ON_FAILED_PUSH = Deviation(
     "apache-terminating-flag-kafka-20898",
-    "MUST",
-    "rulings 2 and 3 (KIP-714 'Client termination'): Terminating counts per accepted push, so a "
-    "client whose Terminating push failed may push Terminating again, and after an accepted one "
-    "every push gets INVALID_REQUEST",
+    "kip714.push.terminating.per_subscription",
     "KAFKA-20898: ClientMetricsManager.processPushTelemetryRequest sets "
     "instance.terminating(request.terminating) in a finally block, so a failed Terminating push "
     "still terminates the instance and a rejected non-terminating push clears the flag again "
-    "(SPEC C.4 steps 2-6; server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java, "
-    "3.7.0-4.1.0)",
+    "(§C.4 steps 2-6; server/src/main/java/org/apache/kafka/server/"
+    "ClientMetricsManager.java, 3.7.0-4.1.0)",
     frozenset({"terminating_flag_on_failed_push"}),
 )
 
 NO_DECOMPRESSION = Deviation(
     "apache-3.7-no-decompression",
-    "MUST",
-    "ruling 13 and KIP-714 'Error handling' INVALID_RECORD: metrics the broker cannot "
-    "decompress are rejected",
+    "kip714.push.invalid_record",
     "Apache 3.7.0: PushTelemetryRequest.decompressMetricsData is a TODO that returns the raw "
     "bytes, so the broker never decompresses and accepts any payload "
-    "(clients/.../requests/PushTelemetryRequest.java; SPEC A.5)",
+    "(clients/.../requests/PushTelemetryRequest.java; §A.5)",
     frozenset({"invalid_record_accepted"}),
 )
 
@@ -122,7 +117,7 @@ def explain_request(request: FuzzRequest, kind: str) -> Deviation | None:
 
 RESOURCE_TYPES_3_7 = frozenset({2, 4, 8, 16})
 RESOURCE_TYPES_4_X = RESOURCE_TYPES_3_7 | {32}
-"""ConfigResource.Type ids; `Type.forId` reads any other id as UNKNOWN (SPEC D)."""
+"""ConfigResource.Type ids; `Type.forId` reads any other id as UNKNOWN (§D)."""
 
 
 def _duplicate_alter_configs(request: FuzzRequest) -> bool:

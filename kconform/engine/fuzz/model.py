@@ -13,7 +13,8 @@ requests: `replay` can then run the session again through a model with other mut
 known deviations of `deviations.py`) and see whether that model gives every answer the target
 gave.
 
-`RULES` names the KIP rule (and SPEC section) behind each answer, for the trace of a mismatch.
+`PUSH_RULES`, `GET_RULES` and the other `*_RULE`s name the rule-book rules behind each answer,
+for the trace of a mismatch; `ORACLE_RULES` lists them all (the stateful case claims each).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from kconform.codecs.framing import RequestFrame, decode_request
 from kconform.codecs.messages import RequestHeader, request_header_version
 from kconform.codecs.schema import Message
 from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
+from kconform.rules import rule
 
 SLACK_MS = 5
 """Widening of each window: the target's clock and ours are read at different instants."""
@@ -193,66 +195,48 @@ def show(sig: tuple[object, ...]) -> str:
     return "+".join(str(s) for s in sig)
 
 
-RESERVED_RULE = (
-    "SPEC C.4 step 0: a push with a reserved ClientInstanceId (ZERO or ONE, Uuid.RESERVED) gets "
-    "INVALID_REQUEST before anything else is looked at"
-)
-PUSH_RULES = {
-    ErrorCode.INVALID_REQUEST: (
-        "KIP-714 'Client termination': \"A broker must only allow one such unthrottled metrics "
-        'push for each combination of client instance ID and SubscriptionId"; any push after '
-        "the accepted Terminating one gets INVALID_REQUEST (ruling 2; SPEC C.4 step 2)"
-    ),
-    ErrorCode.THROTTLING_QUOTA_EXCEEDED: (
-        "KIP-714 'Throttling and rate-limiting': a push before PushIntervalMs expires gets "
-        "THROTTLING_QUOTA_EXCEEDED, except the first push after a Get and a Terminating push "
-        "(SPEC C.4 step 3)"
-    ),
-    ErrorCode.UNKNOWN_SUBSCRIPTION_ID: (
-        "KIP-714 'SubscriptionId': a push with a SubscriptionId other than the instance's "
-        "current one gets UNKNOWN_SUBSCRIPTION_ID (SPEC C.4 step 4)"
-    ),
-    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: (
-        "KIP-714 PushTelemetry validation: a CompressionType outside 0-4 gets "
-        "UNSUPPORTED_COMPRESSION_TYPE; NONE (0) is accepted (SPEC C.4 step 5)"
-    ),
-    ErrorCode.TELEMETRY_TOO_LARGE: (
-        "KIP-714 'Error handling': Metrics larger than telemetry.max.bytes, as sent, get "
-        "TELEMETRY_TOO_LARGE (SPEC C.4 step 6; ruling 12)"
-    ),
-    ErrorCode.INVALID_RECORD: (
-        "KIP-714 'Error handling', INVALID_RECORD: metrics the broker cannot decompress or "
-        "decode (SPEC C.4 step 7; ruling 13)"
-    ),
-    ErrorCode.NONE: (
-        "KIP-714 PushTelemetry: a push that passes every check (instance, termination, interval, "
-        "SubscriptionId, compression, size, payload) is accepted (SPEC C.4 steps 8-9)"
-    ),
+def _cite(*rule_ids: str) -> str:
+    """The rules as the trace of a mismatch names them: id, level, KIP section and sentence."""
+    return "; ".join(rule(rule_id).citation for rule_id in rule_ids)
+
+
+PUSH_RULE_IDS = {
+    ErrorCode.INVALID_REQUEST: ("kip714.push.terminating.once",),
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.push.throttle.interval",),
+    ErrorCode.UNKNOWN_SUBSCRIPTION_ID: ("kip714.push.subscription_id.current",),
+    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: ("kip714.push.compression.unsupported",),
+    ErrorCode.TELEMETRY_TOO_LARGE: ("kip714.push.size_limit",),
+    ErrorCode.INVALID_RECORD: ("kip714.push.invalid_record",),
+    ErrorCode.NONE: ("kip714.push.accepted",),
 }
-GET_RULES = {
-    ErrorCode.THROTTLING_QUOTA_EXCEEDED: (
-        "SPEC C.2 step 3: a Get within PushIntervalMs of the instance's last Get or push is "
-        "throttled, except right after an UNKNOWN_SUBSCRIPTION_ID/UNSUPPORTED_COMPRESSION_TYPE "
-        "push (ruling 4)"
-    ),
-    ErrorCode.NONE: (
-        "KIP-714 GetTelemetrySubscriptions (SPEC C.2 step 4): PushIntervalMs is the lowest "
-        "interval of the matching subscriptions (300000 with none), RequestedMetrics their union "
-        '(exactly ["*"] if one asks for all; ruling 1), AcceptedCompressionTypes [4, 3, 1, 2]'
-    ),
+GET_RULE_IDS = {
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.get.throttle.repeated",),
+    ErrorCode.NONE: ("kip714.get.interval.minimum", "kip714.get.metrics.union"),
 }
-CONFIG_RULE = (
-    "KIP-714 'Client metrics configuration' / SPEC D: CLIENT_METRICS changes are validated "
-    "(interval.ms 100-3600000, known keys, match patterns) and answered per resource"
-)
-FRESH_ID_RULE = (
-    "KIP-714 'Receiving broker behavior': for a null ClientInstanceId \"the broker will "
-    'generate a unique id for the client" (never ZERO or ONE; SPEC C.2 step 1)'
-)
-SUBSCRIPTION_ID_RULE = (
-    "SPEC C.3: the SubscriptionId is deterministic and changes exactly when the client's "
-    "matched metrics or push interval change"
-)
+OTHER_RULE_IDS = {
+    "reserved": ("kip714.push.instance_id.reserved",),
+    "config": ("kip714.configs.interval_range", "kip714.configs.known_keys"),
+    "fresh_id": ("kip714.get.instance_id.assigned",),
+    "subscription_id": ("kip714.get.subscription_id.recalculated",),
+    "propagation": ("kip714.configs.applies_until_deleted",),
+    "null_metrics": ("kip714.robustness.malformed_answered",),
+}
+ORACLE_RULES = tuple(
+    sorted(
+        {i for table in (PUSH_RULE_IDS, GET_RULE_IDS, OTHER_RULE_IDS)
+         for ids in table.values() for i in ids}
+    )
+)  # fmt: skip
+"""Every rule the stateful oracle names; `fuzz.stateful.telemetry` claims each of them."""
+
+PUSH_RULES = {code: _cite(*ids) for code, ids in PUSH_RULE_IDS.items()}
+GET_RULES = {code: _cite(*ids) for code, ids in GET_RULE_IDS.items()}
+RESERVED_RULE = _cite(*OTHER_RULE_IDS["reserved"])
+CONFIG_RULE = _cite(*OTHER_RULE_IDS["config"])
+FRESH_ID_RULE = _cite(*OTHER_RULE_IDS["fresh_id"])
+SUBSCRIPTION_ID_RULE = _cite(*OTHER_RULE_IDS["subscription_id"])
+PROPAGATION_RULE = _cite(*OTHER_RULE_IDS["propagation"])
+NULL_METRICS_RULE = _cite(*OTHER_RULE_IDS["null_metrics"])
 
 
 def rule_for(
@@ -270,15 +254,3 @@ def rule_for(
         if name != "NONE" and name in ErrorCode.__members__:
             return table.get(ErrorCode[name], GET_RULES[ErrorCode.NONE])
     return table[ErrorCode.NONE]
-
-
-PROPAGATION_RULE = (
-    "KIP-714 'Client metrics configuration': a CLIENT_METRICS change the broker accepted applies "
-    "to the clients it matches. On a KRaft broker it arrives asynchronously (controller, "
-    "metadata log, DynamicConfigPublisher, ClientMetricsManager.updateSubscription; SPEC D), "
-    "but it must arrive"
-)
-NULL_METRICS_RULE = (
-    "ruling 11: a null in the non-nullable Metrics field is a malformed request; answering "
-    "(any error code) or closing that one connection both conform (which one is INFO)"
-)

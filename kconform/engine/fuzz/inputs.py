@@ -196,7 +196,7 @@ def _extreme(f: Field) -> st.SearchStrategy[Any]:
 
 
 _HINTS: dict[str, tuple[Any, ...]] = {
-    # Values a broker's config validation branches on (SPEC D), so fuzzing reaches past the
+    # Values a broker's config validation branches on (§D), so fuzzing reaches past the
     # first "unknown resource type" check: resource types, operations, keys and values.
     "ResourceType": (16, 4, 2, 32),
     "ConfigOperation": (0, 1, 2, 3),

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from kconform.codecs.framing import decode_request
 from kconform.codecs.messages import REQUESTS
 from kconform.codecs.wire import DecodeError
-from kconform.suites.fuzz.inputs import GROUPS, STATE_CHANGING, FuzzRequest, well_formed
+from kconform.engine.fuzz.inputs import GROUPS, STATE_CHANGING, FuzzRequest, well_formed
 
 UNASSIGNED_KEYS = (-1, 1000, 32767)
-"""Api keys no Kafka release assigns (a broker closes the connection, SPEC B.4)."""
+"""Api keys no Kafka release assigns (a broker closes the connection, §B.4)."""
 
 Mutation = Callable[[st.DrawFn, FuzzRequest], FuzzRequest | None]
 

@@ -36,10 +36,8 @@ import contextlib
 import time
 from dataclasses import dataclass
 
-from kconform.fixtures.targets.base import BrokerAddress
-from kconform.fixtures.wirelog import WireLog
-from kconform.suites.fuzz.inputs import FuzzRequest
-from kconform.suites.fuzz.wire import (
+from kconform.engine.fuzz.inputs import FuzzRequest
+from kconform.engine.fuzz.wire import (
     ACCEPTABLE,
     DEFINED_ERRORS,
     PLAIN_API_VERSIONS,
@@ -48,6 +46,8 @@ from kconform.suites.fuzz.wire import (
     error_codes,
     once,
 )
+from kconform.fixtures.targets.base import BrokerAddress
+from kconform.fixtures.wirelog import WireLog
 
 __all__ = [
     "ACCEPTABLE",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from kconform.fixtures.targets.base import PartitionMetric
 from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA

@@ -32,11 +32,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import FlakyFailure
 
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.fuzz.budget import Limits
+from kconform.engine.fuzz.corpus import corpus_root, database, is_selftest, save_trace
 from kconform.fixtures.targets.base import BrokerAddress, BrokerTarget, TargetError
 from kconform.fixtures.wirelog import WireEntry, WireLog
-from kconform.suites.check import Check, Inconclusive
-from kconform.suites.fuzz.budget import Limits
-from kconform.suites.fuzz.corpus import corpus_root, database, is_selftest, save_trace
 
 T = TypeVar("T")
 IO_MARGIN = 5.0  # seconds the bridge waits beyond the I/O's own timeout before giving up

@@ -50,12 +50,12 @@ from kconform.codecs.messages import (
 )
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.engine.fuzz import actions as a
+from kconform.engine.fuzz import model as m
+from kconform.engine.fuzz.engine import guarded
+from kconform.engine.fuzz.judge import Judge
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
-from kconform.suites.fuzz import actions as a
-from kconform.suites.fuzz import model as m
-from kconform.suites.fuzz.engine import guarded
-from kconform.suites.fuzz.judge import Judge
 
 MAX_CONNECTIONS = 3
 MAX_WAIT_MS = 300  # a wait never exceeds this, whatever the interval (300000 without a match)
@@ -242,7 +242,7 @@ class TelemetryMachine(RuleBasedStateMachine):
         # "inner" is found inside this client's id by a search, but matches no id when anchored
         value = self.client_id if match == "exact" else self.client_id[1:]
         changes = {"metrics": metrics, "interval.ms": str(interval), "match": f"client_id={value}"}
-        if unknown_key:  # not a CLIENT_METRICS key: the whole change is refused (SPEC D)
+        if unknown_key:  # not a CLIENT_METRICS key: the whole change is refused (§D)
             changes["push.interval.ms"] = str(interval)
         action = f"IncrementalAlterConfigs SET s{slot}: " + "; ".join(
             f"{k}={v!r}" for k, v in changes.items()
@@ -280,7 +280,7 @@ class TelemetryMachine(RuleBasedStateMachine):
 
     def _get_one(self) -> None:
         """Get with the reserved ONE id. A broker treats it as an ordinary id (only null/ZERO is
-        special in a Get, SPEC C.2 step 1), so its one instance is shared by every client of the
+        special in a Get, §C.2 step 1), so its one instance is shared by every client of the
         target and outlives the example: the model cannot know its state, and only "answered
         NONE or THROTTLING_QUOTA_EXCEEDED" is checked (the model is not told)."""
         connection, _ = self.connections[-1]

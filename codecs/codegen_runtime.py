@@ -1,0 +1,62 @@
+"""What the generated encoders and decoders call: the names `codegen` puts in the namespace of
+every function it compiles (wire primitives, error constructors, cached varints)."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from kconform.codecs import wire
+from kconform.codecs.wire import DecodeError, EncodeError
+
+__all__ = ["NS_BASE"]
+
+
+def _run_short(run: tuple[tuple[str, int], ...], pos: int, end: int) -> tuple[str, DecodeError]:
+    """Which field of a run of fixed-width fields ran out of bytes."""
+    at = pos
+    for name, size in run:
+        if at + size > end:
+            return name, wire.short_read(name, at, size, end)
+        at += size
+    raise AssertionError("run fits")
+
+
+def _read_tag_header(buf: memoryview, pos: int, end: int) -> tuple[int, int, int]:
+    tag, pos = wire.read_uvarint(buf, pos, end)
+    size, npos = wire.read_uvarint(buf, pos, end)
+    if size > end - npos:
+        raise DecodeError(
+            f"tagged field {tag} size {size} exceeds remaining {end - npos}", offset=pos
+        )
+    return tag, npos, npos + size
+
+
+def _uvarint_cached() -> Callable[[int], bytes]:
+    table = [wire.uvarint(i) for i in range(256)]
+
+    def uv(n: int) -> bytes:
+        return table[n] if 0 <= n < 256 else wire.uvarint(n)
+
+    return uv
+
+
+NS_BASE: dict[str, Any] = {
+    "DecodeError": DecodeError,
+    "EncodeError": EncodeError,
+    "short_read": wire.short_read,
+    "run_short": _run_short,
+    "read_tag_header": _read_tag_header,
+    "read_uvarint": wire.read_uvarint,
+    "read_string": wire.read_string,
+    "read_compact_string": wire.read_compact_string,
+    "read_bytes": wire.read_bytes,
+    "read_compact_bytes": wire.read_compact_bytes,
+    "read_uuid": wire.read_uuid,
+    "uv": _uvarint_cached(),
+    "INT16": wire.INT16,
+    "INT32": wire.INT32,
+    "struct_error": struct.error,
+    "new": object.__new__,
+}

@@ -1,0 +1,83 @@
+"""`kconform messages` and `kconform decode`: the codec's declarations and one frame decoded,
+from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kconform.usage import EXIT_FAILURES, EXIT_OK, UsageError
+
+__all__ = ["cmd_decode", "cmd_messages"]
+
+
+def cmd_messages(args: argparse.Namespace) -> int:
+    from kconform.codecs.messages import ALL_MESSAGES
+
+    rows = [
+        {
+            "name": m.struct_name,
+            "api_key": m.api_key,
+            "kind": m.kind,
+            "versions": str(m.valid_versions),
+            "flexible": str(m.flexible_versions),
+        }
+        for m in ALL_MESSAGES
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for r in rows:
+        key = "-" if r["api_key"] is None else str(r["api_key"])
+        print(f"{key:>4}  {r['name']:<36} v{r['versions']:<6} flexible {r['flexible']}")
+    return EXIT_OK
+
+
+def _hex_bytes(text: str) -> bytes:
+    cleaned = "".join(text.split()).removeprefix("0x")
+    try:
+        return bytes.fromhex(cleaned)
+    except ValueError as exc:
+        raise UsageError(f"not a hex string: {exc}") from None
+
+
+def _strip_size_prefix(data: bytes) -> bytes:
+    if len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == len(data) - 4:
+        return data[4:]
+    return data
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    from kconform.codecs.framing import decode_request, decode_response
+    from kconform.codecs.wire import DecodeError
+
+    data = _strip_size_prefix(_hex_bytes(args.hex))
+    try:
+        if args.response:
+            if args.api_key is None or args.api_version is None:
+                raise UsageError("--response needs --api-key and --api-version")
+            header, body, version = decode_response(
+                data, args.api_key, args.api_version, strict=not args.lenient
+            )
+            print(f"correlation_id={header.correlation_id} {body.describe(version)}")
+            summary = body.to_dict(version)
+        else:
+            request = decode_request(data, strict=not args.lenient)
+            print(f"correlation_id={request.header.correlation_id} "
+                  f"client_id={request.header.client_id!r} {request.describe()}")  # fmt: skip
+            if request.body is None:
+                return EXIT_FAILURES
+            summary = request.body.to_dict(request.api_version)
+    except DecodeError as exc:
+        print(f"kconform: undecodable: {exc}", file=sys.stderr)
+        return EXIT_FAILURES
+    if args.json:
+        print(json.dumps(summary, indent=2, default=_json_default))
+    return EXIT_OK
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    return str(value)

@@ -1,0 +1,166 @@
+"""What the kconform pytest plugin keeps for one session: the targets it started, the results it
+has recorded (flushed to the results file as the run goes), and the verdict baselines; and how
+one result is written down: its evidence (the wire log) and the text of a failure."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconform import __version__
+from kconform.engine.check import Check
+from kconform.fixtures.runtime import LoopThread
+from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError, TargetUnavailable
+from kconform.fixtures.targets.registry import TargetSpec, create_target
+from kconform.reports.model import CaseResult, RunResults, load_baseline, load_baseline_why
+
+__all__ = ["FLUSH_EVERY", "RunState", "evidence", "format_failure"]
+
+FLUSH_EVERY = 2.0  # seconds between results-file rewrites during a run
+MAX_LOG_ENTRIES = 200
+MAX_RAW_BYTES = 4096
+
+
+class RunState:
+    """What the plugin keeps for one session: targets, results, baselines."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results = RunResults(kconform_version=__version__, started=time.time())
+        path = config.getoption("--kconform-results")
+        self.results_path = Path(path) if path else None
+        self.baselines: dict[str, dict[str, str]] = {}
+        self.baseline_why: dict[str, dict[str, str]] = {}
+        brokers = config.getoption("--brokers")
+        # a baseline naming a cluster size applies only to runs of that size, on top of the
+        # subject's general one (it lists just the cases whose verdict depends on the size)
+        paths = [Path(b) for b in config.getoption("--baseline")]
+        for path in sorted(paths, key=lambda p: _baseline_brokers(p) is not None):
+            try:
+                verdicts, why = load_baseline(path), load_baseline_why(path)
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if _baseline_brokers(path) not in (None, brokers):
+                continue
+            subject = _baseline_subject(path)
+            self.baselines.setdefault(subject, {}).update(verdicts)
+            self.baseline_why.setdefault(subject, {}).update(why)
+        self.targets: dict[str, BrokerTarget] = {}
+        self.withheld = _capabilities(config.getoption("--without"))
+        self.unavailable: dict[str, str] = {}
+        self.failed_must: set[str] = set()
+        self._runtime: LoopThread | None = None
+        self._flushed = 0.0
+
+    @property
+    def runtime(self) -> LoopThread:
+        if self._runtime is None:
+            self._runtime = LoopThread("kconform-cases")
+        return self._runtime
+
+    def target(self, spec: TargetSpec) -> BrokerTarget:
+        if spec.label in self.unavailable:
+            pytest.skip(f"target {spec.label} unavailable: {self.unavailable[spec.label]}")
+        if spec.label not in self.targets:
+            target = create_target(spec)
+            try:
+                target.start()
+            except TargetUnavailable as exc:
+                self.unavailable[spec.label] = exc.reason
+                pytest.skip(f"target {spec.label} unavailable: {exc.reason}")
+            except TargetError as exc:
+                self.unavailable[spec.label] = f"failed to start: {exc}"
+                pytest.skip(f"target {spec.label} failed to start: {exc}")
+            withheld = self.withheld & target.capabilities
+            if withheld:  # as if the target lacked them (precondition self-test, rehearsals)
+                target.capabilities = target.capabilities - withheld
+            self.targets[spec.label] = target
+            info = target.describe()
+            if withheld:
+                info["withheld_capabilities"] = sorted(withheld)
+            self.results.subjects.append(info)
+        return self.targets[spec.label]
+
+    def record(self, result: CaseResult) -> None:
+        self.results.results.append(result)
+        if time.monotonic() - self._flushed >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Rewrite the results file (throttled while running: a whole rewrite per case would
+        make long runs quadratic; what a crash could lose is at most FLUSH_EVERY seconds)."""
+        self._flushed = time.monotonic()
+        if self.results_path is not None:
+            self.results.write(self.results_path)
+
+    def close(self, interrupted: bool) -> None:
+        for target in self.targets.values():
+            target.stop()
+        if self._runtime is not None:
+            self._runtime.stop()
+        self.results.finished = time.time()
+        self.results.interrupted = interrupted
+        self.flush()
+
+
+def _capabilities(text: str) -> frozenset[Capability]:
+    """`--without a,b`: capability names, a usage error naming the known ones otherwise."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in {c.value for c in Capability}]
+    if unknown:
+        known = ", ".join(c.value for c in Capability)
+        raise pytest.UsageError(f"--without: unknown capability {unknown[0]!r} (known: {known})")
+    return frozenset(Capability(n) for n in names)
+
+
+def _baseline_subject(path: Path) -> str:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return str(data.get("subject") or path.stem)
+
+
+def _baseline_brokers(path: Path) -> int | None:
+    """The cluster size a baseline is for (`"brokers": N`), None for any size."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # load_baseline reports the file
+    brokers = data.get("brokers") if isinstance(data, dict) else None
+    return brokers if isinstance(brokers, int) else None
+
+
+def evidence(check: Check | None) -> list[dict[str, Any]]:
+    """The case's wire log as results.json keeps it: the newest entries, raw bytes capped."""
+    if check is None:
+        return []
+    entries = check.evidence()[-MAX_LOG_ENTRIES:]
+    out = []
+    for entry in entries:
+        data = entry.to_dict()
+        data["raw"] = data["raw"][: 2 * MAX_RAW_BYTES]
+        out.append(data)
+    return out
+
+
+def format_failure(result: CaseResult, why: str) -> str:
+    """Expected vs observed and the wire exchange, as the terminal shows a failed case."""
+    lines = [
+        f"{result.case_id} [{result.level}] on {result.subject}: {why}",
+        f"  {result.title}",
+        f"  spec: {result.spec_ref}",
+        f"  rules: {', '.join(result.rules) or '(none recorded)'} (docs/rules.md)",
+    ]
+    if result.message:
+        lines.append(f"  {result.message}")
+    for e in result.expectations:
+        mark = "ok " if e.ok else "BAD"
+        lines.append(f"  {mark} {e.what}: expected {e.expected!r}, observed {e.observed!r}")
+    if result.wire_log:
+        lines.append("  wire log:")
+        for entry in result.wire_log[-30:]:
+            note = f"  [{entry['note']}]" if entry.get("note") else ""
+            lines.append(f"    {entry['direction']:<15} {entry['summary'][:160]}{note}")
+    return "\n".join(lines)

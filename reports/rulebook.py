@@ -1,0 +1,221 @@
+"""The rule book rendered for people: `docs/rules.md` in the repository and `rules.html` in
+every HTML report, both from `kconform.rules`, so neither can drift from what the harness judges.
+
+Each rule gets an anchor named by its id; rulings get `ruling-N` and the sections of Apache's
+behaviour `behaviour-C.4` (cited as "§C.4"). `link_citations` turns those citations in any
+text (a case's spec reference, a baseline's why) into links to them. Regenerate the docs with
+`make docs` (`python -m kconform.reports.rulebook docs/rules.md`); tests/rules checks them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
+from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.reports.html_style import esc, level_badge, page
+from kconform.rules import RULES, RULINGS, SECTIONS, Rule
+
+SUITES_DIR = Path(__file__).resolve().parents[1] / "suites"
+CITATION = re.compile(
+    r"\b(?P<rule>kip\d+\.[a-z0-9_]+(?:\.[a-z0-9_]+)+)"
+    r"|\brulings? (?P<ruling>\d+)"
+    r"|§(?P<section>[A-G](?:\.\d)?)"
+)
+GROUPS = (
+    ("kip511.apiversions.", "KIP-511, broker: ApiVersions"),
+    ("kip511.client.", "KIP-511, client"),
+    ("kip714.apiversions.", "KIP-714, broker: advertising telemetry"),
+    ("kip714.get.", "KIP-714, broker: GetTelemetrySubscriptions"),
+    ("kip714.instances.", "KIP-714, broker: client instances"),
+    ("kip714.push.", "KIP-714, broker: PushTelemetry"),
+    ("kip714.robustness.", "KIP-714, broker: robustness"),
+    ("kip714.configs.", "KIP-714, broker: CLIENT_METRICS configuration"),
+    ("kip714.client.", "KIP-714, client"),
+    ("kip977.", "KIP-977, broker: metrics.verbosity and partition meters"),
+)
+
+
+def cases_by_rule() -> dict[str, list[str]]:
+    """{rule id: the ids of the cases that claim it}, from the suites as they are."""
+    for info in pkgutil.walk_packages([str(SUITES_DIR)], "kconform.suites."):
+        if info.name.rsplit(".", 1)[-1].startswith("test_"):
+            importlib.import_module(info.name)
+    from kconform.engine.model import CASES
+
+    judged: dict[str, list[str]] = defaultdict(list)
+    for case in sorted(CASES.values(), key=lambda c: c.id):
+        for rule_id in case.rules:
+            judged[rule_id].append(case.id)
+    return judged
+
+
+def _mutants_by_rule() -> dict[str, list[str]]:
+    broken: dict[str, list[str]] = defaultdict(list)
+    for mutant in MUTANTS.values():
+        broken[mutant.rule].append(mutant.name)
+    return broken
+
+
+def _checks_by_rule() -> dict[str, list[str]]:
+    enforced: dict[str, list[str]] = defaultdict(list)
+    for check in (RESERVED, *PUSH_CHECKS):
+        enforced[check.rule].append(f"{check.step} ({check.error.name})")
+    return enforced
+
+
+def _grouped() -> list[tuple[str, list[Rule]]]:
+    return [(title, [r for r in RULES.values() if r.id.startswith(prefix)])
+            for prefix, title in GROUPS]  # fmt: skip
+
+
+def render_markdown() -> str:
+    """docs/rules.md."""
+    judged, broken, enforced = cases_by_rule(), _mutants_by_rule(), _checks_by_rule()
+    out = [
+        "# kconform rule book",
+        "",
+        "<!-- Generated from kconform.rules by `make docs`; edit the rule book, not this file. -->",
+        "",
+        "Every rule kconform judges, once: its id, level, the KIP sentence it rests on, what it "
+        "means, the ruling that settles it where the KIP is ambiguous, and what known "
+        "implementations do, with the source each fact was read from. Cases, mutants, the "
+        "reference broker's checks, the fuzz oracle and the reports all name rules by these ids.",
+        "",
+        "Levels: a MUST rule violated fails the case; a SHOULD rule violated is `non-strict`; an "
+        "INFO rule records what the target chose where the KIP leaves a choice.",
+        "",
+        "Contents: "
+        + " · ".join(f"[{t}](#{_slug(t)})" for _, t in GROUPS)
+        + " · [Rulings](#rulings) · [Apache's behaviour](#apaches-behaviour)",
+        "",
+    ]
+    for title, rules in _grouped():
+        out += [f"## {title}", ""]
+        for r in rules:
+            out += _rule_markdown(r, judged[r.id], broken[r.id], enforced[r.id])
+    out += ["## Rulings", ""]
+    for ruling in RULINGS.values():
+        out += [f'<a id="ruling-{ruling.number}"></a>', "",
+                f"**Ruling {ruling.number}: {ruling.title}.** {ruling.text}", ""]  # fmt: skip
+    out += ["## Apache's behaviour", "",
+            "What Apache Kafka does, as the reference broker mirrors it; citations such as "
+            '"§C.4 step 3" point here.', ""]  # fmt: skip
+    for section in SECTIONS.values():
+        out += [f'<a id="behaviour-{section.key}"></a>', "",
+                f"### {section.key} {section.title}", "", section.text, "",
+                f"Sources: {section.sources}", ""]  # fmt: skip
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _rule_markdown(r: Rule, cases: list[str], mutants: list[str], checks: list[str]) -> list[str]:
+    lines = [f'<a id="{r.id}"></a>', "", f"### `{r.id}` — {r.level}", "",
+             f"{r.kip}, '{r.section}'" + (f': "{r.quote}"' if r.quote else ""), "",
+             r.means, ""]  # fmt: skip
+    facts = []
+    if r.ruling:
+        facts.append(f"ruling: [{r.ruling}](#ruling-{r.ruling}) ({RULINGS[r.ruling].title})")
+    if r.behaviour:
+        facts.append(f"Apache's code path: [§{r.behaviour}](#behaviour-{r.behaviour})")
+    if checks:
+        facts.append("reference check: " + ", ".join(checks))
+    if cases:
+        facts.append("judged by: " + ", ".join(f"`{c}`" for c in cases))
+    if r.outside_suites:
+        facts.append(f"no suite case: {r.outside_suites}")
+    if mutants:
+        facts.append("broken by mutant: " + ", ".join(f"`{m}`" for m in mutants))
+    lines += [f"- {fact}" for fact in facts]
+    if r.known:
+        lines += ["", "| implementation | does | source |", "|---|---|---|"]
+        lines += [f"| {k.who} | {k.does} | {k.source} |" for k in r.known]
+    return [*lines, ""]
+
+
+def _slug(title: str) -> str:
+    """GitHub's heading anchor."""
+    return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+
+def render_html() -> str:
+    """rules.html of an HTML report: the same book, linked from every case page."""
+    body = ["<h1>kconform rule book</h1>",
+            '<p class="muted">Every rule the harness judges, with the KIP sentence, the ruling '
+            "and known implementations' behaviour. Generated from kconform.rules.</p>"]  # fmt: skip
+    for title, rules in _grouped():
+        body.append(f"<h2>{esc(title)}</h2>")
+        for r in rules:
+            quote = f": “{esc(r.quote)}”" if r.quote else ""
+            ruling = (f' · <a href="#ruling-{r.ruling}">ruling {r.ruling}</a>'
+                      if r.ruling else "")  # fmt: skip
+            where = (f' · <a href="#behaviour-{esc(r.behaviour)}">§{esc(r.behaviour)}</a>'
+                     if r.behaviour else "")  # fmt: skip
+            known = "".join(f"<li>{esc(k.who)}: {esc(k.does)} <span class='muted'>"
+                            f"({esc(k.source)})</span></li>" for k in r.known)  # fmt: skip
+            body.append(
+                f'<section id="{esc(r.id)}"><h3><code>{esc(r.id)}</code> '
+                f"{level_badge(r.level)}</h3>"
+                f"<p>{esc(r.kip)} '{esc(r.section)}'{quote}{ruling}{where}</p>"
+                f"<p>{esc(r.means)}</p>" + (f"<ul>{known}</ul>" if known else "") + "</section>"
+            )
+    body.append("<h2>Rulings</h2>")
+    body += [f'<p id="ruling-{g.number}"><b>Ruling {g.number}: {esc(g.title)}.</b> '
+             f"{esc(g.text)}</p>" for g in RULINGS.values()]  # fmt: skip
+    body.append("<h2>Apache's behaviour</h2>")
+    body += [f'<section id="behaviour-{esc(s.key)}"><h3>{esc(s.key)} {esc(s.title)}</h3>'
+             f'<p>{esc(s.text)}</p><p class="muted small">Sources: {esc(s.sources)}</p>'
+             "</section>" for s in SECTIONS.values()]  # fmt: skip
+    return page("kconform rule book", "\n".join(body))
+
+
+def link_citations(text: str, rules_page: str) -> str:
+    """`text` as HTML, with every rule id, ruling and behaviour citation linked into
+    `rules_page`; unknown ids stay plain text."""
+    parts, last = [], 0
+    for match in CITATION.finditer(text):
+        target = _target(match)
+        if target is None:
+            continue
+        parts += [esc(text[last : match.start()]),
+                  f'<a href="{rules_page}#{esc(target)}">{esc(match.group(0))}</a>']  # fmt: skip
+        last = match.end()
+    return "".join(parts) + esc(text[last:])
+
+
+def _target(match: re.Match[str]) -> str | None:
+    if match.group("rule"):
+        return match.group("rule") if match.group("rule") in RULES else None
+    if match.group("ruling"):
+        number = int(match.group("ruling"))
+        return f"ruling-{number}" if number in RULINGS else None
+    key = match.group("section")
+    if key not in SECTIONS:  # a part ("§A"): its first section
+        key = next((k for k in SECTIONS if k.startswith(f"{key}.")), key)
+    return f"behaviour-{key}" if key in SECTIONS else None
+
+
+def unresolved(text: str) -> list[str]:
+    """The ruling and behaviour citations in `text` that name nothing in the rule book."""
+    bad = []
+    for match in CITATION.finditer(text):
+        if not match.group("rule") and _target(match) is None:
+            bad.append(match.group(0))
+    return bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    target = Path(args[0]) if args else Path("docs/rules.md")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_markdown(), encoding="utf-8")
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

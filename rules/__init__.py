@@ -1,0 +1,55 @@
+"""The rule book: every rule kconform judges, declared once (see `model.Rule`).
+
+Pure data, importing nothing but the standard library: the reference broker, the cases, the
+mutants, the fuzz oracle and the reports all name rules by id and look them up here, and
+`docs/rules.md` is rendered from it (`python -m kconform.rules.docs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from kconform.rules import configs, kip511, kip714_broker, kip714_client
+from kconform.rules.behaviour import BY_KEY as SECTIONS
+from kconform.rules.model import RULE_ID, Known, Level, Rule, Ruling, Section, Verdict, anchor
+from kconform.rules.rulings import BY_NUMBER as RULINGS
+
+__all__ = [
+    "RULES",
+    "RULE_ID",
+    "RULINGS",
+    "SECTIONS",
+    "Known",
+    "Level",
+    "Rule",
+    "Ruling",
+    "Section",
+    "Verdict",
+    "anchor",
+    "check_rules",
+    "rule",
+]
+
+_ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES
+RULES: Mapping[str, Rule] = MappingProxyType({r.id: r for r in _ALL})
+assert len(RULES) == len(_ALL), "a rule id is declared twice"
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id; KeyError naming the id if there is none."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        raise KeyError(f"no rule {rule_id!r} in the rule book") from None
+
+
+def check_rules(rule_ids: Iterable[str]) -> tuple[str, ...]:
+    """The ids as a tuple, in order; ValueError if one is unknown or none is given."""
+    ids = tuple(rule_ids)
+    if not ids:
+        raise ValueError("at least one rule id is needed")
+    unknown = [i for i in ids if i not in RULES]
+    if unknown:
+        raise ValueError(f"unknown rule id(s): {', '.join(unknown)}")
+    return ids

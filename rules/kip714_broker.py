@@ -1,0 +1,231 @@
+"""KIP-714 broker rules: GetTelemetrySubscriptions, PushTelemetry, and the advertisement of both.
+
+Push rules are listed in the order Apache's `ClientMetricsManager` checks a push (docs
+behaviour C.4), which is also the order of the reference broker's check table.
+"""
+
+from __future__ import annotations
+
+from kconform.rules.model import Known, Level, Rule
+
+CMM = "server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java"
+_FINALLY = f"KAFKA-20898; {CMM} processPushTelemetryRequest finally block"
+_GET_OR = f"{CMM} validateGetRequest `||`; fixed by apache/kafka#19959 (commit 4c2d86f4)"
+_NO_DECOMPRESS = (
+    "3.7.0 clients/.../requests/PushTelemetryRequest.java decompressMetricsData is a TODO"
+)
+
+GET = (
+    Rule("kip714.apiversions.telemetry_advertised", Level.MUST, "KIP-714",
+         "Receiving broker behavior", "",
+         "A broker with a client telemetry receiver lists GetTelemetrySubscriptions (71) and "
+         "PushTelemetry (72) in its ApiVersions response; without one it does not.",
+         behaviour="B.4",
+         known=(Known("Apache 3.7.0-4.1.0", "conforms",
+                      "clients/.../requests/ApiVersionsResponse.java filterApis"),)),
+    Rule("kip714.get.instance_id.assigned", Level.MUST, "KIP-714", "Receiving broker behavior",
+         "the broker will generate a unique id for the client",
+         "A Get with a Null (zero) ClientInstanceId gets a new id, never the zero or one uuid and "
+         "never one already issued.", behaviour="C.2"),
+    Rule("kip714.get.instance_id.kept", Level.MUST, "KIP-714", "Client behavior",
+         "must include the ClientInstanceId returned in the first response, regardless of broker",
+         "A Get that names an id keeps it: the broker serves that instance, on any broker.",
+         ruling=5, behaviour="C.2"),
+    Rule("kip714.get.instance_id.echo", Level.INFO, "KIP-714", "GetTelemetrySubscriptionsResponse",
+         "Assigned client instance id if ClientInstanceId was Null in the request, else Null",
+         "Whether a Get naming an id is answered with that id or with Null is recorded.",
+         ruling=5, behaviour="C.2",
+         known=(Known("Apache 3.7.0-4.1.0", "echoes the id", f"{CMM} processGetTelemetry..."),)),
+    Rule("kip714.get.no_subscription", Level.MUST, "KIP-714", "Metrics subscription",
+         "An empty list means no metrics subscribed.",
+         "A client no subscription matches gets NONE, empty RequestedMetrics and the default "
+         "PushIntervalMs 300000.", behaviour="C.2"),
+    Rule("kip714.get.metrics.all", Level.MUST, "KIP-714", "Client metrics configuration",
+         'A list containing just "*" means all metrics subscribed.',
+         'When a matching subscription asks for "*", RequestedMetrics is exactly ["*"].',
+         ruling=1, behaviour="C.2"),
+    Rule("kip714.get.metrics.union", Level.MUST, "KIP-714", "Metrics subscription",
+         "The resulting matching configuration entries are compiled into a list",
+         "RequestedMetrics is the union of the metrics of every matching subscription.",
+         behaviour="C.2"),
+    Rule("kip714.get.interval.minimum", Level.MUST, "KIP-714", "PushIntervalMs",
+         "the lowest configured interval in the current subscription set",
+         "PushIntervalMs is the smallest interval.ms among the matching subscriptions.",
+         behaviour="C.2"),
+    Rule("kip714.get.match.anchored", Level.MUST, "KIP-714", "Client metrics configuration",
+         "The values are anchored regular expressions.",
+         "A subscription's match selectors (client_instance_id, client_id, software name and "
+         "version, source address and port) match the whole attribute value.",
+         behaviour="C.6",
+         known=(Known("Apache 3.7.0", "violates for client_source_port: it is filled with the "
+                      "host address, so a port selector never matches",
+                      "server/.../metrics/ClientMetricsInstanceMetadata.java 'TODO: fix port'"),
+                Known("Apache 3.8.0-4.1.0", "conforms", "RequestContext.clientPort"))),
+    Rule("kip714.get.subscription_id.recalculated", Level.MUST, "KIP-714", "SubscriptionId",
+         "If the configured subscriptions are updated and resulting in a change for a client "
+         "instance, the SubscriptionId is recalculated.",
+         "The SubscriptionId stays the same while a client's matched metrics and interval do, and "
+         "changes (in Gets and in what pushes are checked against) when they change.",
+         behaviour="C.3"),
+    Rule("kip714.get.subscription_id.deterministic", Level.MUST, "KIP-714", "SubscriptionId",
+         "no state needs to be persisted - the configured subscription set + client instance id "
+         "is the identifier itself",
+         "Every broker computes the same SubscriptionId for the same instance and subscriptions, "
+         "so a push may go to another broker than the Get.", behaviour="C.3"),
+    Rule("kip714.get.compression_types.valid", Level.MUST, "KIP-714", "AcceptedCompressionTypes",
+         "The CompressionType of NONE will not be present",
+         "AcceptedCompressionTypes lists known compression ids, without NONE.", behaviour="A.5"),
+    Rule("kip714.get.compression_types.preference_order", Level.SHOULD, "KIP-714", "Compression",
+         "The default compression types list as returned from the broker should be: ZStd, LZ4, "
+         "GZip, Snappy",
+         "AcceptedCompressionTypes is [zstd, lz4, gzip, snappy].", behaviour="C.2"),
+    Rule("kip714.get.telemetry_max_bytes", Level.MUST, "KIP-714", "Broker configuration",
+         "", "TelemetryMaxBytes is the broker's telemetry.max.bytes (default 1048576).",
+         behaviour="C.2"),
+    Rule("kip714.get.throttle.repeated", Level.INFO, "KIP-714", "Throttling and rate-limiting",
+         "", "Whether a second Get inside PushIntervalMs is throttled is recorded, not judged.",
+         ruling=4, behaviour="C.2",
+         known=(Known("Apache 3.7.0-4.1.0", "throttles it (THROTTLING_QUOTA_EXCEEDED)", CMM),)),
+    Rule("kip714.get.throttle.error_fields", Level.INFO, "KIP-714", "Throttling and rate-limiting",
+         "", "What a throttled Get carries besides its error (Apache: every field at its "
+         "default) is recorded.", behaviour="C.2",
+         known=(Known("Apache 3.7.0-4.1.0", "defaults only",
+                      "GetTelemetrySubscriptionsRequest.getErrorResponse"),)),
+    Rule("kip714.get.throttle.after_push_error", Level.SHOULD, "KIP-714", "Error handling",
+         "Immediately send a GetTelemetrySubscriptionsRequest",
+         "A Get sent right after a push failed with UNKNOWN_SUBSCRIPTION_ID or "
+         "UNSUPPORTED_COMPRESSION_TYPE is answered, not throttled.",
+         ruling=4, behaviour="C.2",
+         known=(Known("Apache 3.7.0-4.0.0", "violates: every early Get is throttled", _GET_OR),
+                Known("Apache 4.0.1-4.1.0", "conforms", _GET_OR))),
+    Rule("kip714.get.delta_temporality", Level.INFO, "KIP-714", "DeltaTemporality", "",
+         "Which temporality the broker asks for is recorded; either conforms.",
+         ruling=6, behaviour="C.2",
+         known=(Known("Apache 3.7.0-4.1.0", "always true", CMM),)),
+    Rule("kip714.instances.retention", Level.MUST, "KIP-714", "Metrics subscription",
+         "", "A broker keeps a client instance's state for at least max(60 s, 3 x "
+         "PushIntervalMs) after its last request.", behaviour="C.5",
+         outside_suites="an instance must outlive max(60 s, 3 x interval) with a > 20 s interval: "
+         "longer than a suite's budget; tests/reference/test_ref_cache.py judges the reference",
+         known=(Known("Apache 3.7.0", "no time-based expiry (LRU only)", CMM),
+                Known("Apache 3.8.0-4.1.0", "conforms", "KAFKA-15813, KAFKA-16186"))),
+)  # fmt: skip
+
+PUSH = (
+    Rule("kip714.push.instance_id.reserved", Level.MUST, "KIP-714", "PushTelemetryRequest", "",
+         "A push naming the zero or one uuid (ids no broker issues) is INVALID_REQUEST, before "
+         "any other check.", behaviour="C.4",
+         known=(Known("Apache 3.7.0-4.1.0", "conforms", f"{CMM} Uuid.RESERVED check"),)),
+    Rule("kip714.push.subscription_id.stateless", Level.MUST, "KIP-714", "SubscriptionId",
+         "no state needs to be persisted - the configured subscription set + client instance id "
+         "is the identifier itself",
+         "A push from an instance this broker never saw is judged like any other: accepted with "
+         "the right SubscriptionId, UNKNOWN_SUBSCRIPTION_ID with a wrong one.", behaviour="C.4",
+         known=(Known("Apache 3.7.0-4.1.0", "conforms", "testPushTelemetryOnNewServer"),)),
+    Rule("kip714.push.terminating.once", Level.MUST, "KIP-714", "Client termination",
+         "A broker must only allow one such unthrottled metrics push for each combination of "
+         "client instance ID and SubscriptionId.",
+         "Once a Terminating push was accepted, no further push of that instance is accepted.",
+         ruling=2, behaviour="C.4",
+         known=(Known("Apache 3.7.0-4.1.0", "violates: a rejected push after termination clears "
+                      "the flag, so a second Terminating push is accepted", _FINALLY),)),
+    Rule("kip714.push.terminating.invalid_request", Level.SHOULD, "KIP-714", "Error handling",
+         "Client sent a PushTelemetryRequest when it has already sent a Terminating request",
+         "A push after the accepted Terminating push is answered INVALID_REQUEST.",
+         ruling=2, behaviour="C.4"),
+    Rule("kip714.push.throttle.interval", Level.MUST, "KIP-714", "Throttling and rate-limiting",
+         "Should the client send a push request prior to expiry of the previously calculated "
+         "PushIntervalMs the broker will discard the metrics and return ... "
+         "THROTTLING_QUOTA_EXCEEDED",
+         "A push inside PushIntervalMs of the last accepted push is THROTTLING_QUOTA_EXCEEDED; one "
+         "after it is accepted; a Get in between does not lift the limit.", behaviour="C.4"),
+    Rule("kip714.push.throttle.first_after_get", Level.MUST, "KIP-714", "Client behavior",
+         "The first metrics push should be randomized between 0.5 * PushIntervalMs and 1.5 * "
+         "PushIntervalMs",
+         "The first push after each Get is accepted however soon it follows, since a client's "
+         "jitter may put it before the interval.", behaviour="C.4"),
+    Rule("kip714.push.terminating.unthrottled", Level.MUST, "KIP-714", "Client termination",
+         "to avoid the receiving broker's metrics rate-limiter discarding this out-of-profile push",
+         "A Terminating push inside PushIntervalMs is accepted.", behaviour="C.4"),
+    Rule("kip714.push.subscription_id.current", Level.MUST, "KIP-714", "SubscriptionId",
+         "the broker will find that the received and expected SubscriptionIds differ and it will "
+         "return UNKNOWN_SUBSCRIPTION_ID",
+         "A push whose SubscriptionId is not the instance's current one is "
+         "UNKNOWN_SUBSCRIPTION_ID.", behaviour="C.4"),
+    Rule("kip714.push.compression.unsupported", Level.MUST, "KIP-714", "Validation",
+         "if the compression type is unsupported the response will be returned with ErrorCode "
+         "set to UnsupportedCompressionType",
+         "A push whose CompressionType is not a known id is UNSUPPORTED_COMPRESSION_TYPE.",
+         behaviour="C.4"),
+    Rule("kip714.push.compression.none_accepted", Level.MUST, "KIP-714",
+         "AcceptedCompressionTypes",
+         "though the broker does support uncompressed client telemetry",
+         "A push with CompressionType NONE is accepted although NONE is not advertised.",
+         behaviour="C.4"),
+    Rule("kip714.push.size_limit", Level.MUST, "KIP-714", "Error handling",
+         "Client sent a PushTelemetryRequest larger than the maximum size the broker will accept.",
+         "A push whose Metrics exceed telemetry.max.bytes is TELEMETRY_TOO_LARGE; one at the "
+         "limit is accepted.", behaviour="C.4"),
+    Rule("kip714.push.size_limit.as_sent", Level.MUST, "KIP-714", "Broker configuration",
+         "The maximum size (after compression if compression is used)",
+         "The size limit applies to the bytes as sent, not to the decompressed payload.",
+         ruling=12, behaviour="C.4"),
+    Rule("kip714.push.terminating.per_subscription", Level.MUST, "KIP-714", "Client termination",
+         "the terminating client can choose to obtain a new subscription ID by sending a "
+         "GetTelemetrySubscriptionsRequest and then immediately sending a PushTelemetryRequest "
+         "with the Terminating flag set",
+         "Only an accepted Terminating push terminates: one that failed (say with "
+         "UNKNOWN_SUBSCRIPTION_ID) may be retried after a new Get.",
+         ruling=3, behaviour="C.4",
+         known=(Known("Apache 3.7.0-4.1.0", "violates: a failed Terminating push still sets "
+                      "the flag", _FINALLY),
+                Known("Apache 3.7.0-4.0.0", "also throttles the Get the retry needs", _GET_OR))),
+    Rule("kip714.push.compression.codecs", Level.MUST, "KIP-714", "Compression",
+         "The PushTelemetryRequest.CompressionType must then be set to the corresponding "
+         "compression type value",
+         "Payloads compressed with each advertised type, framed as Kafka frames them (including "
+         "raw snappy as librdkafka sends it), are accepted.", behaviour="A.5"),
+    Rule("kip714.push.invalid_record", Level.MUST, "KIP-714", "Error handling",
+         "Broker failed to decode or validate the client's encoded metrics.",
+         "A payload that does not decompress is INVALID_RECORD, not exported.", behaviour="C.4",
+         known=(Known("Apache 3.7.0", "violates: never decompresses, exports the bytes",
+                      _NO_DECOMPRESS),
+                Known("Apache 3.8.0-4.1.0", "conforms", "ClientTelemetryUtils.decompress"))),
+    Rule("kip714.push.decompressed_for_receiver", Level.MUST, "KIP-714", "Compression",
+         "Decompression of the metrics data will be performed by the broker prior to passing the "
+         "data to the metrics plugin",
+         "The telemetry receiver gets the decompressed payload.", ruling=13, behaviour="C.4",
+         known=(Known("Apache 3.7.0", "violates: passes the compressed bytes", _NO_DECOMPRESS),
+                Known("Apache 3.8.0-4.1.0", "conforms", "PushTelemetryRequest.metricsData"))),
+    Rule("kip714.push.bomb_rejected", Level.SHOULD, "KIP-714", "Broker configuration", "",
+         "A small payload that inflates enormously is rejected rather than exported.",
+         ruling=12, behaviour="C.4",
+         known=(Known("Apache 3.7.0", "exports it as sent (no decompression)", _NO_DECOMPRESS),
+                Known("Apache 4.1.0", "TELEMETRY_TOO_LARGE or INVALID_RECORD, depending on heap",
+                      f"{CMM} catches Throwable (commit 82ea9d0f)"))),
+    Rule("kip714.push.empty_metrics", Level.MUST, "KIP-714", "Client behavior",
+         "should send a PushTelemetryRequest ... with an empty metrics blob",
+         "A push with an empty Metrics blob is accepted (and nothing is exported).",
+         behaviour="C.4"),
+    Rule("kip714.push.accepted", Level.MUST, "KIP-714", "PushTelemetryRequest", "",
+         "A push that passes every check is answered NONE.", behaviour="C.4"),
+    Rule("kip714.push.exported", Level.MUST, "KIP-714", "Client telemetry receiver", "",
+         "Every accepted non-empty push reaches the telemetry receiver intact, with its "
+         "instance id.", behaviour="C.4"),
+)  # fmt: skip
+
+ROBUSTNESS = (
+    Rule("kip714.robustness.malformed_answered", Level.MUST, "KIP-714",
+         "Throttling and rate-limiting", "",
+         "A malformed or unexpected request is answered with a decodable response carrying a "
+         "defined error code, or its one connection is closed; it is never left hanging.",
+         ruling=11, behaviour="C.1",
+         known=(Known("Apache 3.7.0-4.1.0", "violates for an AlterConfigs naming one resource "
+                      "twice: never answered",
+                      "clients/.../AlterConfigsResponse.java errors() Collectors.toMap"),)),
+    Rule("kip714.robustness.healthy", Level.MUST, "KIP-714", "Throttling and rate-limiting", "",
+         "After any request (huge, truncated, a decompression bomb) the broker still answers "
+         "new connections.", ruling=12, behaviour="C.1"),
+)  # fmt: skip
+
+RULES = GET + PUSH + ROBUSTNESS

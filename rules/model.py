@@ -1,0 +1,97 @@
+"""What a rule is: one sentence of a KIP the harness judges, declared once, with everything a
+reader needs to trust a verdict on it.
+
+A `Rule` has a stable dotted id (`kip714.push.terminating.once`), the KIP, section and the
+sentence it rests on, its level, the project's ruling where the KIP is ambiguous, what the rule
+means in practice, and what known implementations do, each with its source. Everything else
+(cases, mutants, the reference broker's checks, the fuzz oracle, reports, `docs/`) names the id.
+
+`Level` and `Verdict` are defined here, once: the level of a rule decides the verdict a
+violation earns, as the KIPs' own words do (MUST violated -> fail, SHOULD -> non-strict, INFO ->
+informational).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+__all__ = ["RULE_ID", "Known", "Level", "Rule", "Ruling", "Section", "Verdict", "anchor"]
+
+RULE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+
+
+class Level(enum.StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    INFO = "INFO"
+
+
+class Verdict(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NON_STRICT = "non-strict"
+    INFORMATIONAL = "informational"
+    UNSUPPORTED = "unsupported"
+    NOT_APPLICABLE = "not-applicable"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Known:
+    """What one implementation (a range of releases) does about a rule, and where that is read."""
+
+    who: str  # "Apache 3.7.0-4.0.0", "librdkafka 2.5+", "Java client 3.7.0"
+    does: str  # "conforms", or what it does instead
+    source: str  # source file, JIRA, commit or PR it was read from
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    level: Level
+    kip: str  # "KIP-714"
+    section: str  # the KIP section, as the KIP titles it
+    quote: str  # the sentence the rule rests on, as the KIP words it ("" when it is Apache's)
+    means: str  # what the rule asks, in the project's words
+    ruling: int | None = None  # the number of the ruling that settles an ambiguity
+    behaviour: str = ""  # section of docs/behaviour.md with Apache's code path, e.g. "C.4"
+    known: tuple[Known, ...] = ()
+    outside_suites: str = ""  # why no case can judge it within a suite's budget, if none can
+
+    def __post_init__(self) -> None:
+        if not RULE_ID.match(self.id):
+            raise ValueError(f"rule id {self.id!r} is not a dotted lower-case id")
+
+    @property
+    def citation(self) -> str:
+        """The rule as one line: id, level, KIP section and quote."""
+        quote = f' "{self.quote}"' if self.quote else ""
+        ruling = f"; ruling {self.ruling}" if self.ruling else ""
+        return f"{self.id} ({self.level}; {self.kip} '{self.section}'{quote}{ruling})"
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """How the project reads a KIP where it is ambiguous or disagrees with Apache Kafka."""
+
+    number: int
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of Apache Kafka's behaviour, in the project's words, with the sources read."""
+
+    key: str  # "C.4"
+    title: str
+    text: str
+    sources: str
+
+
+def anchor(rule_id: str) -> str:
+    """The HTML anchor of a rule in docs/rules.md and in the report's rules page: the id."""
+    return rule_id

@@ -1,0 +1,57 @@
+"""The project's rulings: how a verdict is reached where a KIP is ambiguous, silent, or disagrees
+with Apache Kafka. A rule names its ruling by number; docs/rules.md renders them."""
+
+from __future__ import annotations
+
+from kconform.rules.model import Ruling
+
+RULINGS = (
+    Ruling(1, "What 'all metrics' is",
+           'The final KIP says RequestedMetrics ["*"] means all metrics; the schema\'s doc says '
+           '[""]. A broker sending ["*"] for metrics=* is MUST. A client treating ["*"] as all is '
+           'MUST; treating [""] as all is SHOULD (an empty prefix matches every name anyway).'),
+    Ruling(2, "A push after the Terminating push",
+           "The error table says INVALID_REQUEST while the rate-limit section lets the flag be "
+           "reused after the next interval. A second unthrottled Terminating push inside the "
+           "interval is a MUST violation; the code being INVALID_REQUEST is SHOULD; what happens "
+           "once the interval has expired is INFO."),
+    Ruling(3, "Terminating counts per (instance, SubscriptionId)",
+           "A terminating client whose last push got UNKNOWN_SUBSCRIPTION_ID may Get again and "
+           "push Terminating once more. A broker that counts the failed push as the Terminating "
+           "one (Apache, KAFKA-20898) fails a MUST."),
+    Ruling(4, "Throttling a Get",
+           "Clients are told to Get 'immediately' after UNKNOWN_SUBSCRIPTION_ID or "
+           "UNSUPPORTED_COMPRESSION_TYPE, so a broker throttling that Get fails a SHOULD. "
+           "Throttling any other Get inside the interval is not in the KIP: INFO."),
+    Ruling(5, "Echoing the ClientInstanceId",
+           "The KIP answers a Get naming an id with Null; Apache echoes the id. Brokers: INFO. "
+           "Clients must accept both (MUST)."),
+    Ruling(6, "DeltaTemporality",
+           "A broker may ask for either temporality (INFO). A client must honour the flag (MUST)."),
+    Ruling(7, "First-push jitter",
+           "A first push outside 0.5-1.5 x PushIntervalMs misses a SHOULD; a narrower spread "
+           "inside it passes and is recorded."),
+    Ruling(8, "Compression choices",
+           "Compressing payloads above 1000 bytes, and picking the first mutually supported type, "
+           "are SHOULD."),
+    Ruling(9, "The KIP-511 name pattern",
+           "The KIP's pattern allows '_' and any order; Apache's requires an alphanumeric first "
+           "and last character and has no '_'. Brokers rejecting strings outside the KIP's "
+           "pattern: MUST; their answer to strings inside it but outside Apache's: INFO. "
+           "Clients sending strings Apache accepts: SHOULD."),
+    Ruling(10, "TELEMETRY_TOO_LARGE on the client",
+           "Shrinking the next payload is SHOULD."),
+    Ruling(11, "A null Metrics field",
+           "Metrics is not nullable, so a null makes the request malformed. Answering it with any "
+           "code, or closing that one connection, both conform; which one is INFO. Crashing, or "
+           "failing other or new connections, fails a MUST."),
+    Ruling(12, "Decompression bombs",
+           "telemetry.max.bytes limits the bytes as sent. For a small payload that inflates "
+           "enormously, staying healthy is MUST, rejecting it rather than exporting it is SHOULD, "
+           "and the code is INFO."),
+    Ruling(13, "Decompressing before the receiver",
+           "The final KIP has the broker decompress before the plugin sees the data: MUST, judged "
+           "through the target's telemetry sink where it has one."),
+)  # fmt: skip
+
+BY_NUMBER = {r.number: r for r in RULINGS}

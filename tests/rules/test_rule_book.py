@@ -1,0 +1,188 @@
+"""The rule book holds together: every case claims rules, every rule is judged, every mutant,
+reference check and fuzz-oracle rule names a rule that exists, the docs are current, and every
+ruling and behaviour citation in the code resolves to an anchor in them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from kconform.engine.fuzz.model import ORACLE_RULES
+from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
+from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.reports.model import SCHEMA_PATH
+from kconform.reports.rulebook import cases_by_rule, render_markdown, unresolved
+from kconform.rules import RULES, RULINGS, SECTIONS, Level, Verdict, rule
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "rules.md"
+# Work in progress elsewhere (soak, KRaft containers) and generated output are not scanned.
+NOT_SCANNED = re.compile(r"soak|kraft|docker|reference_restart|^reports/out/")
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, list[str]]:
+    return cases_by_rule()
+
+
+def test_every_case_claims_known_rules_and_takes_its_level_from_the_first() -> None:
+    cases_by_rule()
+    from kconform.engine.model import CASES
+
+    assert len(CASES) > 100
+    for case in CASES.values():
+        assert case.rules, f"{case.id} claims no rule"
+        assert all(r in RULES for r in case.rules), case.id
+        assert RULES[case.rules[0]].level == case.level, case.id
+
+
+def test_every_rule_is_judged_by_a_case_or_says_why_none_can(judged: dict[str, list[str]]) -> None:
+    unjudged = sorted(r.id for r in RULES.values() if not judged.get(r.id))
+    assert [r for r in unjudged if not RULES[r].outside_suites] == []
+    for rule_id in unjudged:  # judged elsewhere: a suite-excluded mutant is unit-tested
+        assert any(m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()), rule_id
+
+
+def test_rules_cite_rulings_and_sections_that_exist() -> None:
+    for r in RULES.values():
+        assert r.means.strip() and r.section.strip() and r.kip.startswith("KIP-"), r.id
+        assert r.ruling is None or r.ruling in RULINGS, r.id
+        assert not r.behaviour or r.behaviour in SECTIONS, r.id
+        assert all(k.who and k.does and k.source for k in r.known), r.id
+    assert sorted(RULINGS) == list(range(1, len(RULINGS) + 1))
+
+
+def test_every_mutant_breaks_a_rule_in_the_book() -> None:
+    by_rule: dict[str, list[str]] = defaultdict(list)
+    for mutant in MUTANTS.values():
+        assert mutant.rule in RULES, mutant.name
+        assert mutant.level == RULES[mutant.rule].level
+        by_rule[mutant.rule].append(mutant.name)
+    assert "terminating_twice_allowed" in by_rule["kip714.push.terminating.once"]
+
+
+def test_reference_checks_name_rules_and_mutants_that_exist(judged: dict[str, list[str]]) -> None:
+    for check in (RESERVED, *PUSH_CHECKS):
+        assert check.rule in RULES and judged[check.rule], check
+        assert all(m in MUTANTS for m in check.mutants), check
+    steps = [int(c.step.rsplit(" ", 1)[1]) for c in (RESERVED, *PUSH_CHECKS)]
+    assert steps == sorted(steps), "the table reads top to bottom in Apache's order"
+
+
+def test_the_stateful_case_claims_every_rule_its_oracle_names(
+    judged: dict[str, list[str]],
+) -> None:
+    assert ORACLE_RULES
+    for rule_id in ORACLE_RULES:
+        assert "fuzz.stateful.telemetry" in judged[rule_id], rule_id
+
+
+def test_one_rule_is_found_everywhere_it_is_used() -> None:
+    """`git grep` on a rule id shows its whole story (the issue's own example)."""
+    found = subprocess.run(
+        ["git", "grep", "--untracked", "-l", "kip714.push.terminating.once"], cwd=ROOT,
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    if not found:
+        pytest.skip("not a git checkout")
+    wanted = ["rules/kip714_broker.py", "fixtures/reference/checks.py", "docs/rules.md",
+              "fixtures/reference/mutants.py", "suites/broker/test_push.py",
+              "suites/client/test_termination.py", "kconform/engine/fuzz/model.py"]  # fmt: skip
+    assert [path for path in wanted if path not in found] == []
+
+
+def test_docs_are_generated_from_the_rule_book() -> None:
+    assert DOCS.read_text(encoding="utf-8") == render_markdown(), (
+        "docs/rules.md is stale: run `make docs`"
+    )
+    text = DOCS.read_text(encoding="utf-8")
+    for rule_id in RULES:
+        assert f'<a id="{rule_id}"></a>' in text
+    for number in RULINGS:
+        assert f'<a id="ruling-{number}"></a>' in text
+
+
+def _scanned() -> list[Path]:
+    out = []
+    for top in ("codecs", "rules", "fixtures", "suites", "reports", "kconform", "pipelines",
+                "baselines", "tests"):  # fmt: skip
+        for path in sorted((ROOT / top).rglob("*")):
+            rel = path.relative_to(ROOT).as_posix()
+            if path.suffix in (".py", ".json") and not NOT_SCANNED.search(rel):
+                out.append(path)
+    return out
+
+
+def test_every_citation_resolves_to_the_docs() -> None:
+    bad, spec = [], []
+    for path in _scanned():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        bad += [f"{path.relative_to(ROOT)}: {c}" for c in unresolved(text)]
+        if path != Path(__file__) and re.search(r"\bSPEC [A-G§r]", text):
+            spec.append(str(path.relative_to(ROOT)))
+    assert bad == []
+    assert spec == [], "cite the project's docs (§C.4, ruling 3, a rule id), not an outside SPEC"
+
+
+def test_results_schema_uses_the_one_verdict_and_level_definition() -> None:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    props = schema["$defs"]["case"]["properties"]
+    assert props["level"]["enum"] == [str(v) for v in Level]
+    assert props["verdict"]["enum"] == [str(v) for v in Verdict]
+    assert props["baseline"]["oneOf"][1]["enum"] == [str(v) for v in Verdict]
+
+
+def test_a_rule_reads_as_one_line_citation() -> None:
+    line = rule("kip714.push.terminating.once").citation
+    assert line.startswith("kip714.push.terminating.once (MUST; KIP-714 'Client termination'")
+    assert "ruling 2" in line
+    with pytest.raises(KeyError, match="no rule"):
+        rule("kip714.made.up")
+
+
+def _imports(folder: Path) -> dict[str, set[str]]:
+    """{module path: the modules it imports}, for every .py file under `folder`."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+IO = ("asyncio", "socket", "threading", "subprocess", "pytest")
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("rules", ("kconform.codecs", "kconform.fixtures", "kconform.engine", "kconform.suites",
+                   "kconform.reports", *IO)),
+        ("codecs", ("kconform.fixtures", "kconform.engine", "kconform.suites", *IO)),
+        ("fixtures/reference", ("kconform.fixtures.targets", "kconform.fixtures.proxy",
+                                "kconform.fixtures.connection", "kconform.fixtures.clients",
+                                "kconform.engine", "kconform.suites", *IO)),
+        ("fixtures", ("kconform.engine", "kconform.suites", "kconform.reports")),
+        ("kconform/engine", ("kconform.suites", "kconform.reports")),
+    ],
+)  # fmt: skip
+def test_layers_import_one_way(folder: str, forbidden: tuple[str, ...]) -> None:
+    """codec -> rules and reference (pure) -> I/O fixtures -> engine -> suites -> reports."""
+    wrong = [
+        f"{module}: {name}"
+        for module, names in _imports(ROOT / folder).items()
+        for name in names
+        if any(name == f or name.startswith(f"{f}.") for f in forbidden)
+        and name != "kconform.reports.model"  # the result model: plain data every layer writes
+    ]
+    assert wrong == []
