@@ -8,23 +8,26 @@ subscriptions are deleted when it ends.
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
+import hashlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-from kconform.codecs.errors import error_name
+from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.messages import (
     GetTelemetrySubscriptionsRequest,
     PushTelemetryRequest,
 )
 from kconform.codecs.schema import Message
+from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ZERO_UUID
 from kconform.engine.check import Check, Inconclusive
 from kconform.engine.payloads import payload as payload  # re-exported for the cases
 from kconform.fixtures.connection import KafkaConnection
-from kconform.fixtures.targets.base import Capability, Subscription
+from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
 
 T = TypeVar("T")
 
@@ -36,6 +39,19 @@ SUBSCRIPTION_VISIBLE_TIMEOUT = 15.0
 
 SHORT_INTERVAL_MS = 200
 """Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
+
+INTERVAL_MS = 300  # cases that must stay inside one PushIntervalMs never wait for it
+WAIT_INTERVAL_MS = 100  # cases that must outlive one PushIntervalMs wait for this one
+NONE, THROTTLED = ErrorCode.NONE, ErrorCode.THROTTLING_QUOTA_EXCEEDED
+UNKNOWN_SUBSCRIPTION = ErrorCode.UNKNOWN_SUBSCRIPTION_ID
+
+
+class _Default(enum.Enum):
+    PAYLOAD = "payload"
+
+
+PAYLOAD = _Default.PAYLOAD
+"""`push()`'s default Metrics: a fresh valid OTLP payload (`payload()`); None sends null Metrics."""
 
 
 async def subscribe(
@@ -112,27 +128,126 @@ async def push(
     instance_id: uuid.UUID,
     subscription_id: int,
     *,
-    metrics: bytes | None = None,
+    metrics: bytes | _Default | None = PAYLOAD,
     terminating: bool = False,
     compression_type: int = 0,
     strict: bool = True,
+    timeout: float | None = None,
 ) -> Message:
+    """The one PushTelemetry every broker case sends; the response body. `metrics` defaults to a
+    valid OTLP payload; None is a null Metrics field (sent with `strict=False`)."""
     body = PushTelemetryRequest(
         client_instance_id=instance_id, subscription_id=subscription_id, terminating=terminating,
-        compression_type=compression_type, metrics=payload() if metrics is None else metrics,
+        compression_type=compression_type, metrics=payload() if metrics is PAYLOAD else metrics,
     )  # fmt: skip
-    return (await conn.request(body, 0, strict=strict)).body
+    return (await conn.request(body, 0, strict=strict, timeout=timeout)).body
 
 
-async def subscribed_session(
-    check: Check, *, interval_ms: int = SHORT_INTERVAL_MS, broker: int = 0
-) -> tuple[KafkaConnection, Message]:
-    """A connection whose client id has a subscription, and its first successful Get."""
-    client_id = await subscribe(check, interval_ms=interval_ms)
-    conn = await check.connect(broker, client_id=client_id)
+async def push_code(
+    conn: KafkaConnection,
+    sub: Message,
+    *,
+    metrics: bytes | None = None,
+    terminating: bool = False,
+    compression_type: int = 0,
+) -> str:
+    """`push()` as the instance `sub` (a Get response) describes; the answer's error code, named
+    (`metrics` None: a valid OTLP payload)."""
+    response = await push(
+        conn, sub.client_instance_id, sub.subscription_id,
+        metrics=PAYLOAD if metrics is None else metrics, terminating=terminating,
+        compression_type=compression_type,
+    )  # fmt: skip
+    return err(response.error_code)
+
+
+async def connection(
+    check: Check, *, subscribed: bool | None = None, interval_ms: int = SHORT_INTERVAL_MS,
+    broker: int = 0,
+) -> KafkaConnection:  # fmt: skip
+    """A connection to the `broker`-th broker with the case's client id (`check.unique("client")`),
+    subscribed at `interval_ms` first when `subscribed` (None: where the target lets the harness
+    subscribe; elsewhere unsubscribed, PushIntervalMs 300000)."""
+    target = check.target
+    assert target is not None
+    client_id = check.unique("client")
+    if subscribed is None:
+        subscribed = target.has(Capability.CLIENT_METRICS_ADMIN)
+    if subscribed:
+        await subscribe(check, interval_ms=interval_ms, client_id=client_id)
+    return await check.connect(broker, client_id=client_id)
+
+
+async def session(
+    check: Check, *, subscribed: bool | None = None, interval_ms: int = SHORT_INTERVAL_MS,
+    broker: int = 0,
+) -> tuple[KafkaConnection, Message]:  # fmt: skip
+    """The one client session every broker case starts from: `connection()` and its first Get,
+    required to succeed."""
+    conn = await connection(check, subscribed=subscribed, interval_ms=interval_ms, broker=broker)
     response = await get(conn)
     check.require("first Get ErrorCode", 0, response.error_code)
     return conn, response
+
+
+async def new_instance(check: Check, conn: KafkaConnection) -> Message:
+    """A Get with a Null id on `conn`: a new client instance, never throttled."""
+    response = await get(conn)
+    check.require("Get for a new instance", err(NONE), err(response.error_code))
+    return response
+
+
+def digest(data: bytes) -> str:
+    return f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()[:16]}"
+
+
+async def sink_records(target: BrokerTarget, instance_id: uuid.UUID) -> list[SinkRecord]:
+    records = await asyncio.to_thread(target.telemetry_received)
+    names = {kafka_uuid_str(instance_id), str(instance_id)}
+    return [r for r in records if r.client_instance_id in names]
+
+
+async def add_matching_subscription(check: Check, target: BrokerTarget) -> None:
+    """One more subscription for the case's client id: its subscription set changes."""
+    name = f"{check.unique('sub')}-extra"
+    match = {"client_id": check.unique("client")}
+    subscription = Subscription(name, ("org.apache.kafka.consumer.",), INTERVAL_MS, match)
+    await asyncio.to_thread(target.set_subscription, subscription)
+    check.defer(lambda: target.delete_subscription(name))
+    await settled(check)
+
+
+async def add_subscription(
+    check: Check,
+    match: Mapping[str, str],
+    metrics: tuple[str, ...] = ("org.apache.kafka.",),
+    interval_ms: int = INTERVAL_MS,
+) -> str:
+    """One more subscription (any match map), deleted when the case ends. `subscribe` names
+    every subscription of a case afresh; this one takes any match map."""
+    target = check.target
+    assert target is not None
+    name = check.unique("sub") + f"-{uuid.uuid4().hex[:4]}"
+    await asyncio.to_thread(
+        target.set_subscription, Subscription(name, metrics, interval_ms, dict(match))
+    )
+    check.defer(lambda: target.delete_subscription(name))
+    await settled(check)
+    return name
+
+
+async def get_after_change(
+    check: Check, conn: KafkaConnection, instance_id: uuid.UUID, interval_ms: int = INTERVAL_MS
+) -> Message:
+    """A Get after a subscription change; Apache answers it at once (the instance is rebuilt),
+    a broker that throttles it is asked again after the interval (this case does not judge that)."""
+    response = await get(conn, instance_id)
+    if response.error_code == THROTTLED:
+        check.note("the Get after a subscription change was throttled; asked again")
+        await wait_interval(check, time.monotonic(), interval_ms)
+        response = await get(conn, instance_id)
+    check.require("Get after the subscription change", err(NONE), err(response.error_code))
+    return response
 
 
 TELEMETRY_ADMIN = (Capability.TELEMETRY, Capability.CLIENT_METRICS_ADMIN)

@@ -11,137 +11,18 @@ client's pid, the user name).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
-from kconform.codecs.otlp_catalogue import RULES, required_metrics
-from kconform.codecs.otlp_rules import validate
+from kconform.codecs.otlp_catalogue import RULES
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
-from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
     TELEMETRY,
-    TOPIC,
-    Recording,
-    baseline_run,
-    for_client,
-    produce,
     require_telemetry,
-    run_client,
-    shared_run,
 )
-from kconform.suites.client.scripted import ScriptedTelemetry
-from kconform.suites.client.traffic import payload_or_error
-
-
-@dataclass
-class Judged:
-    """A recording's pushes, validated: violations per push, and every point seen."""
-
-    violations: list[tuple[int, Any]]  # (push number, Violation)
-    unreadable: list[str]
-    points: list[MetricPoint]
-    pushes: int
-
-
-def judge(recording: Recording) -> Judged:
-    """Validate every push of `recording` once (cached: several cases read the same run)."""
-    if "judged" in recording.derived:
-        judged_before: Judged = recording.derived["judged"]
-        return judged_before
-    violations: list[tuple[int, Any]] = []
-    unreadable: list[str] = []
-    points: list[MetricPoint] = []
-    previous: list[MetricPoint] | None = None
-    private = recording.private_values()
-    pushes = [e for e in recording.traffic.pushes if e.request is not None]
-    for number, push in enumerate(pushes, 1):
-        payload, problem = payload_or_error(push)
-        if payload is None:
-            unreadable.append(problem or str(push))
-            continue
-        try:
-            data = parse_metrics_data(payload)
-        except OtlpDecodeError as exc:
-            unreadable.append(f"{push}: {exc}")
-            continue
-        found = validate(
-            data,
-            delta_temporality=recording.delta_temporality,
-            requested_metrics=list(recording.requested_metrics),
-            previous=previous,
-            private_values=private,
-        )
-        violations.extend((number, v) for v in found)
-        current = flatten(data)
-        points.extend(current)
-        previous = current or previous
-    judged = Judged(violations, unreadable, points, len(pushes))
-    recording.derived["judged"] = judged
-    return judged
-
-
-def expect_rules(check: Check, recording: Recording, rules: Sequence[str]) -> None:
-    """One expectation per rule: no push breaks it (each distinct finding listed once)."""
-    require_telemetry(check, recording)
-    judged = judge(recording)
-    check.observe("pushes validated", judged.pushes - len(judged.unreadable))
-    for rule in rules:
-        found = sorted({f"push {n}: {v}" for n, v in judged.violations if v.rule == rule})
-        check.expect(
-            f"{rule} ({RULES[rule].summary})",
-            [],
-            found[:12] + ([f"... {len(found) - 12} more"] if len(found) > 12 else []),
-        )
-
-
-# --- the runs the payload cases judge -----------------------------------------------------------
-
-
-async def _cumulative_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    def rules(client_id: str) -> list[Any]:
-        return [
-            for_client(
-                client_id,
-                71,
-                set_fields={"delta_temporality": False},
-                name="DeltaTemporality=false",
-            )
-        ]
-
-    async def record() -> Recording:
-        recording = await run_client(check, client, target, produce(4.0), rules=rules)
-        recording.delta_temporality = False
-        return recording
-
-    return await shared_run(check, client, target, "cumulative", record)
-
-
-async def _consumer_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    scenario = Scenario.consume(TOPIC, group=check.unique("group"), seconds=5.0)
-    return await shared_run(
-        check, client, target, "consumer", lambda: run_client(check, client, target, scenario)
-    )
-
-
-PREFIXES = ("org.apache.kafka.producer.node.", "org.apache.kafka.producer.connection.creation.")
-
-
-async def _prefix_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    return await run_client(check, client, target, produce(3.0), metrics=PREFIXES)
-
-
-async def _empty_prefix_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    # A CLIENT_METRICS config cannot hold [""]; the proxy answers the Gets itself
-    scripted = ScriptedTelemetry(500, requested_metrics=("",))
-    return await run_client(check, client, target, produce(3.0), scripted=scripted)
-
-
-RUNS = {"baseline": baseline_run, "cumulative": _cumulative_run}
-
+from kconform.suites.client.helpers_payload import RUNS, expect_rules, judge
 
 # --- rule cases ---------------------------------------------------------------------------------
 
@@ -289,86 +170,3 @@ def _rule_case(suffix: str) -> Any:
 
 for _suffix in RULE_CASES:
     globals()[f"test_{_suffix}"] = _rule_case(_suffix)
-
-
-# --- subscription cases -------------------------------------------------------------------------
-
-REQUIRED = "KIP-714 Client metrics and metric labels (required metrics); otlp_catalogue.required"
-
-
-def _expect_required(check: Check, recording: Recording, client_type: Any) -> None:
-    require_telemetry(check, recording)
-    present = {p.name for p in judge(recording).points}
-    check.observe("metric names pushed", sorted(present))
-    missing = [m.name for m in required_metrics(client_type) if m.name not in present]
-    check.expect(f"required {client_type} metrics missing from every push", [], missing)
-
-
-@case(
-    "kip714.client.payload.required_producer",
-    rules=["kip714.client.payload.required_metrics"],
-    title='With RequestedMetrics ["*"] a producer pushes every required producer metric',
-    spec=f"{REQUIRED}; ruling 1 (['*'] means all: MUST)",
-    level=Level.MUST,
-    requires=TELEMETRY,
-    kind="client",
-)
-async def test_required_producer(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    _expect_required(check, await baseline_run(check, client, client_target), "producer")
-
-
-@case(
-    "kip714.client.payload.required_consumer",
-    rules=["kip714.client.payload.required_metrics"],
-    title='With RequestedMetrics ["*"] a consumer pushes every required consumer metric',
-    spec=f"{REQUIRED}; ruling 1",
-    level=Level.MUST,
-    requires=TELEMETRY,
-    kind="client",
-)
-async def test_required_consumer(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    _expect_required(check, await _consumer_run(check, client, client_target), "consumer")
-
-
-@case(
-    "kip714.client.payload.requested_only",
-    rules=["kip714.client.payload.requested_only"],
-    title="Only metrics matching the requested prefixes are pushed",
-    spec="KIP-714 Client behavior ('update its internal metrics collection to match the "
-    "received subscription (absolute update)'); Client metrics configuration (prefix match); "
-    f"RequestedMetrics {list(PREFIXES)}",
-    level=Level.MUST,
-    requires=TELEMETRY,
-    kind="client",
-)
-async def test_requested_only(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    recording = await _prefix_run(check, client, client_target)
-    expect_rules(check, recording, ("otlp.metric.unrequested",))
-    names = sorted({p.name for p in judge(recording).points})
-    check.observe("metric names pushed", names)
-
-
-@case(
-    "kip714.client.payload.empty_prefix_all",
-    rules=["kip714.client.payload.empty_prefix_all"],
-    title='RequestedMetrics [""] is treated as all metrics (the schema doc\'s form)',
-    spec="KIP-714 GetTelemetrySubscriptionsResponse schema doc ('array[0] empty string = "
-    'all\'); ruling 1 ([""] as all: SHOULD)',
-    level=Level.SHOULD,
-    requires=TELEMETRY,
-    kind="client",
-)
-async def test_empty_prefix_all(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    recording = await _empty_prefix_run(check, client, client_target)
-    expect_rules(check, recording, ("otlp.required.missing_empty_prefix",))
-    present = {p.name for p in judge(recording).points}
-    missing = [m.name for m in required_metrics("producer") if m.name not in present]
-    check.expect("required producer metrics missing from every push", [], missing)

@@ -1,0 +1,112 @@
+"""What the client payload cases share: every push of a run decompressed, parsed and validated
+(`judge`), the rules a case owns checked against it (`expect_rules`), and the runs they judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
+from kconform.codecs.otlp_catalogue import RULES
+from kconform.codecs.otlp_rules import validate
+from kconform.engine.check import Check
+from kconform.fixtures.clients import ClientDriver
+from kconform.fixtures.targets.base import BrokerTarget
+from kconform.suites.client.helpers import (
+    Recording,
+    baseline_run,
+    for_client,
+    produce,
+    require_telemetry,
+    run_client,
+    shared_run,
+)
+from kconform.suites.client.traffic import payload_or_error
+
+
+@dataclass
+class Judged:
+    """A recording's pushes, validated: violations per push, and every point seen."""
+
+    violations: list[tuple[int, Any]]  # (push number, Violation)
+    unreadable: list[str]
+    points: list[MetricPoint]
+    pushes: int
+
+
+def judge(recording: Recording) -> Judged:
+    """Validate every push of `recording` once (cached: several cases read the same run)."""
+    if "judged" in recording.derived:
+        judged_before: Judged = recording.derived["judged"]
+        return judged_before
+    violations: list[tuple[int, Any]] = []
+    unreadable: list[str] = []
+    points: list[MetricPoint] = []
+    previous: list[MetricPoint] | None = None
+    private = recording.private_values()
+    pushes = [e for e in recording.traffic.pushes if e.request is not None]
+    for number, push in enumerate(pushes, 1):
+        payload, problem = payload_or_error(push)
+        if payload is None:
+            unreadable.append(problem or str(push))
+            continue
+        try:
+            data = parse_metrics_data(payload)
+        except OtlpDecodeError as exc:
+            unreadable.append(f"{push}: {exc}")
+            continue
+        found = validate(
+            data,
+            delta_temporality=recording.delta_temporality,
+            requested_metrics=list(recording.requested_metrics),
+            previous=previous,
+            private_values=private,
+        )
+        violations.extend((number, v) for v in found)
+        current = flatten(data)
+        points.extend(current)
+        previous = current or previous
+    judged = Judged(violations, unreadable, points, len(pushes))
+    recording.derived["judged"] = judged
+    return judged
+
+
+def expect_rules(check: Check, recording: Recording, rules: Sequence[str]) -> None:
+    """One expectation per rule: no push breaks it (each distinct finding listed once)."""
+    require_telemetry(check, recording)
+    judged = judge(recording)
+    check.observe("pushes validated", judged.pushes - len(judged.unreadable))
+    for rule in rules:
+        found = sorted({f"push {n}: {v}" for n, v in judged.violations if v.rule == rule})
+        check.expect(
+            f"{rule} ({RULES[rule].summary})",
+            [],
+            found[:12] + ([f"... {len(found) - 12} more"] if len(found) > 12 else []),
+        )
+
+
+# --- the runs the payload cases judge -----------------------------------------------------------
+
+
+async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    def rules(client_id: str) -> list[Any]:
+        return [
+            for_client(
+                client_id,
+                71,
+                set_fields={"delta_temporality": False},
+                name="DeltaTemporality=false",
+            )
+        ]
+
+    async def record() -> Recording:
+        recording = await run_client(check, client, target, produce(4.0), rules=rules)
+        recording.delta_temporality = False
+        return recording
+
+    return await shared_run(check, client, target, "cumulative", record)
+
+
+RUNS = {"baseline": baseline_run, "cumulative": cumulative_run}
