@@ -117,16 +117,16 @@ ERRORS = (
 )  # fmt: skip
 
 TERMINATION = (
-    Rule("kip714.client.termination.final_push", Level.SHOULD, "KIP-714", "Client termination",
+    Rule("kip714.client.terminating.final_push", Level.SHOULD, "KIP-714", "Client termination",
          "it should send its final metrics without waiting for the PushIntervalMs time",
          "On close, a client with a subscription sends a final push at once.", behaviour="E.1",
          known=(Known("Java client 3.7.0-3.8.x", "producer close joins the sender first: no "
                       "Terminating push", "KAFKA-17731 (fixed in 3.9.0, commit a8ab55af)"),)),
-    Rule("kip714.client.termination.single", Level.MUST, "KIP-714", "Client termination",
+    Rule("kip714.client.terminating.single", Level.MUST, "KIP-714", "Client termination",
          "the PushTelemetryRequest.Terminating field must be set to true",
          "The final push has Terminating set, and there is only one.", ruling=2,
          behaviour="E.1"),
-    Rule("kip714.client.termination.retry", Level.MUST, "KIP-714", "Client termination",
+    Rule("kip714.client.terminating.retry", Level.MUST, "KIP-714", "Client termination",
          "or it can choose to abandon sending a final metrics push",
          "A Terminating push answered UNKNOWN_SUBSCRIPTION_ID is either retried after a new Get "
          "or abandoned; nothing else follows it.", ruling=3, behaviour="E.1"),

@@ -241,7 +241,7 @@ def test_a_run_that_judged_nothing_never_exits_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # kafka-python lacks telemetry: the only case selected is unsupported
-    case = "kip714.client.termination.final_push"
+    case = "kip714.client.terminating.final_push"
     args = ["certify", "--client", "kafka-python", "--cases", case]
     assert main([*args, "--out", str(tmp_path / "certify")]) == 2
     captured = capsys.readouterr()

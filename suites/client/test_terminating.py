@@ -63,8 +63,8 @@ def _closing(check: Check, recording: Recording) -> float:
 
 
 @case(
-    "kip714.client.termination.final_push",
-    rules=["kip714.client.termination.final_push"],
+    "kip714.client.terminating.final_push",
+    rules=["kip714.client.terminating.final_push"],
     title="On close with an active subscription the client pushes its final metrics at once",
     spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
     f"PushIntervalMs time'); PushIntervalMs {LONG_INTERVAL_MS}, close after 1.5 s, final push "
@@ -91,8 +91,8 @@ async def test_final_push(client: ClientDriver, client_target: BrokerTarget, che
 
 
 @case(
-    "kip714.client.termination.single_terminating",
-    rules=["kip714.client.termination.single", "kip714.push.terminating.once"],
+    "kip714.client.terminating.single_terminating",
+    rules=["kip714.client.terminating.single", "kip714.push.terminating.once"],
     title="The final push has Terminating=true, there is only one, and nothing follows it",
     spec=f"{TERMINATION} ('the PushTelemetryRequest.Terminating field must be set to true'); "
     "ruling 2 (a second Terminating push is rejected)",
@@ -121,7 +121,7 @@ async def test_single_terminating(
 
 
 @case(
-    "kip714.client.termination.none_without_subscription",
+    "kip714.client.terminating.none_without_subscription",
     rules=["kip714.client.handshake.no_push_without_metrics"],
     title="Without a subscription the client sends no final (or any) push on close",
     spec=f"{TERMINATION} ('When a client with an active metrics subscription is being shut "
@@ -154,8 +154,8 @@ async def test_none_without_subscription(
 
 
 @case(
-    "kip714.client.termination.unknown_subscription_retry",
-    rules=["kip714.client.termination.retry"],
+    "kip714.client.terminating.unknown_subscription_retry",
+    rules=["kip714.client.terminating.retry"],
     title="After UNKNOWN_SUBSCRIPTION_ID on the final push: one new Get and one Terminating "
     "push with its SubscriptionId, or nothing",
     spec=f"{TERMINATION} ('the terminating client can choose to obtain a new subscription ID by "

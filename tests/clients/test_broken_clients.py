@@ -27,8 +27,8 @@ SUITES = HERE.parents[1] / "suites" / "client"
 
 # broken client -> (the case meant for its defect, that case's level)
 CAUGHT_BY: dict[str, tuple[str, str]] = {
-    "no_terminating_push": ("kip714.client.termination.final_push", "SHOULD"),
-    "two_terminating_pushes": ("kip714.client.termination.single_terminating", "MUST"),
+    "no_terminating_push": ("kip714.client.terminating.final_push", "SHOULD"),
+    "two_terminating_pushes": ("kip714.client.terminating.single_terminating", "MUST"),
     "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
     "non_monotonic_sum": ("kip714.client.payload.metric_types", "MUST"),
@@ -41,7 +41,7 @@ BAD = {"MUST": "fail", "SHOULD": "non-strict"}
 # broken client -> {case it leaves without what the case judges: text the message must hold}
 NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "no_terminating_push": {
-        "kip714.client.termination.unknown_subscription_retry": "Terminating push",
+        "kip714.client.terminating.unknown_subscription_retry": "Terminating push",
     },
     "ignores_client_id": {  # both would be judged on nothing: every request is under its own id
         "kip511.client.software_identity": "client ids seen on the proxy",
