@@ -35,6 +35,13 @@ APACHE_UNGATED := --deselect 'suites/broker/test_security_bomb.py::test_bomb_not
 ## test: set up .venv and run the whole test suite
 test: $(STAMP) chromium
 	$(TEST_ENV) $(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
+	$(TEST_ENV) $(BIN)/kconform soak --target reference --duration 60s --clients 200 \
+	  --push-interval-ms 5000 --out build/soak/reference
+ifneq ($(KAFKA_DISTS),)
+	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
+	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
+	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
+endif
 ifneq ($(KAFKA_DISTS),)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
 	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS) $(APACHE_UNGATED)

@@ -391,6 +391,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_volumes_parser(sub)
 
+    from kconform.soak.command import add_soak_parser
+
+    add_soak_parser(sub)
+
     from kconform.fuzzing import add_arguments as add_fuzz_arguments
 
     fuzz = sub.add_parser(

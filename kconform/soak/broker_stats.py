@@ -1,0 +1,180 @@
+"""Broker memory, open connections and cached client instances, where the target can show them.
+
+- `apache`: each node's JVM resident memory (the nanny's descendants in /proc) and its
+  ESTABLISHED TCP connections on the client port (/proc/net/tcp); from the sink plugin's
+  `/broker-metrics`: the cached client instances (`client-metrics` `instance-count`, Kafka
+  3.8+; Apache 3.7 has no such gauge) and the JVM heap in use.
+- `external --sink`: what the plugin shows (instances, heap in use, `connection-count` of the
+  listeners); the resident memory of a remote JVM is not readable.
+- `reference` (`RestartableReferenceTarget`): the resident memory of the process hosting it (the
+  coordinator: it also holds the soak's own bookkeeping, so growth is an upper bound), the
+  proxy's client connections, and every node's instance cache (Kafka's `instance-count`).
+- anything else: nothing (the memory SLO is then unsupported).
+
+Readers block briefly (/proc, the target's lock): call them in a thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from kconform.fixtures.targets.base import BrokerTarget
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_bytes(pid: int) -> int | None:
+    """A process's resident set size, from /proc (None when unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/statm").read_text().split()
+        return int(fields[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (through /proc/<pid>/task/*/children)."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                queue += [int(c) for c in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def established_on(ports: set[int]) -> int:
+    """ESTABLISHED TCP connections whose local port is one of `ports` (IPv4 and IPv6)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 3 and parts[3] == "01" and int(parts[1].rsplit(":", 1)[1], 16) in ports:
+                count += 1
+    return count
+
+
+class BrokerStats:
+    """What `read()` returns: memory_bytes, connections, cached_instances (None: unknown)."""
+
+    def __init__(self, target: BrokerTarget) -> None:
+        self.target = target
+        self.sinks = _sink_endpoints(target)
+        if hasattr(target, "instance_counts"):
+            self.kind = "reference"
+        elif hasattr(target, "pids"):
+            self.kind = "apache"
+        else:
+            self.kind = "external" if self.sinks else "none"
+        self.memory_source = {
+            "reference": "resident memory of the process hosting the reference (and the soak)",
+            "apache": "resident memory of each broker JVM, summed",
+            "external": "JVM heap in use of each broker, summed (the sink plugin's reading)",
+            "none": "not readable on this target",
+        }[self.kind]
+
+    @property
+    def readable(self) -> bool:
+        return self.kind != "none"
+
+    def read(self) -> dict[str, Any]:
+        try:
+            if self.kind == "reference":
+                return self._reference()
+            if self.kind == "apache":
+                return self._apache()
+            if self.kind == "external":
+                gauges = self._gauges()
+                return {**gauges, "memory_bytes": gauges["heap_floor_bytes"]}
+        except Exception as exc:  # a stopped or restarting target: no reading this time
+            return {
+                "memory_bytes": None,
+                "connections": None,
+                "cached_instances": None,
+                "stats_error": f"{type(exc).__name__}: {exc}",
+            }
+        return {"memory_bytes": None, "connections": None, "cached_instances": None}
+
+    def _reference(self) -> dict[str, Any]:
+        target: Any = self.target
+        return {
+            "memory_bytes": rss_bytes(os.getpid()),
+            "connections": target.open_connections(),
+            "cached_instances": sum(target.instance_counts().values()),
+        }
+
+    def _apache(self) -> dict[str, Any]:
+        target: Any = self.target
+        memory = 0
+        readable = False
+        for nanny in target.pids().values():
+            for pid in descendants(nanny)[1:]:
+                size = rss_bytes(pid)
+                if size is not None:
+                    memory += size
+                    readable = True
+        ports = {b.port for b in target.brokers}
+        gauges = self._gauges()
+        return {
+            "memory_bytes": memory if readable else None,
+            "connections": established_on(ports),
+            "cached_instances": gauges["cached_instances"],
+            "heap_floor_bytes": gauges["heap_floor_bytes"],
+        }
+
+    def heap(self) -> int | None:
+        """The brokers' JVM heap in use, summed (None where the plugin does not say)."""
+        if not self.sinks:
+            return None
+        try:
+            value: int | None = self._gauges()["heap_floor_bytes"]
+        except Exception:
+            return None
+        return value
+
+    def _gauges(self) -> dict[str, Any]:
+        """The sink plugin's `/broker-metrics` on every node, summed (None where unreadable)."""
+        cached = heap = connections = None
+        for host, port in self.sinks:
+            try:
+                url = f"http://{host}:{port}/broker-metrics"
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    doc = json.loads(response.read().decode("utf-8"))
+            except (OSError, ValueError):
+                continue  # a node restarting, or a plugin from before /broker-metrics
+            heap = (heap or 0) + int(doc.get("heap_used") or 0)
+            for metric in doc.get("metrics", []):
+                value = metric.get("value")
+                if value is None:
+                    continue
+                if (metric.get("group"), metric.get("name")) == (
+                    "client-metrics",
+                    "instance-count",
+                ):
+                    cached = (cached or 0) + int(value)
+                elif metric.get("name") == "connection-count" and (
+                    metric.get("tags", {}).get("listener") not in ("CONTROLLER", "BROKER")
+                ):
+                    connections = (connections or 0) + int(value)
+        return {"cached_instances": cached, "heap_floor_bytes": heap, "connections": connections}
+
+
+def _sink_endpoints(target: BrokerTarget) -> list[tuple[str, int]]:
+    endpoints = getattr(target, "endpoints", None)
+    if endpoints:
+        return [(e.host, e.sink_port) for e in endpoints]
+    sink_map = getattr(target, "sink_map", None)
+    if sink_map is not None and sink_map.by_node:
+        return [(e.host, e.port) for e in sink_map.by_node.values()]
+    return []

@@ -1,0 +1,268 @@
+"""`kconform soak`: a fleet of simulated telemetry clients against one target, then the verdicts.
+
+Exit codes as `kconform run`: 0 every SLO met, 1 an SLO failed, 2 the soak could not decide
+(an SLO in error, the target unavailable, an interrupted run, bad flags). Ctrl-C stops the
+fleet cleanly and still writes every report; a second Ctrl-C stops harder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+DEFAULT_OUT = Path("reports") / "out"
+CADENCE_HELP = "none, once (default) or a period such as 2m"
+
+
+def add_soak_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `soak` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "soak",
+        help="thousands of simulated telemetry clients against a broker for minutes to "
+        "hours, with churn and restarts; SLO verdicts, plots and a night-over-night diff",
+    )
+    arg = p.add_argument
+    arg("--target", default="reference", help="one target (default: reference)")
+    arg("--bootstrap-server", default=None, help="host:port of an existing cluster (external)")
+    arg("--sink", default=None, help="http://host:port[,...]: the sink plugin on each broker")
+    arg("--brokers", type=int, default=None, help="nodes (default: 3 embedded, 1 apache/kraft)")
+    arg("--duration", default="60s", help="8h, 20m, 60s (default 60s)")
+    arg("--clients", type=int, default=200, help="simulated clients at the start (default 200)")
+    arg("--out", type=Path, default=None, help="output folder (default reports/out/soak-<time>)")
+    arg("--workers", type=int, default=0, help="worker processes for the fleet (0: in-process)")
+    arg("--shard", default="0/1", help="i/n: run every n-th client (one host of n; default 0/1)")
+    arg(
+        "--push-interval-ms",
+        type=int,
+        default=None,
+        help="the fleet subscription's interval.ms (default 30000, or a twelfth of a shorter run)",
+    )
+    arg("--subscription-churn", default="once", help=f"subscription changes: {CADENCE_HELP}")
+    arg(
+        "--client-churn", default="once", help=f"client arrivals/closes/kills/moves: {CADENCE_HELP}"
+    )
+    arg("--restart", default="once", help=f"single-node restarts: {CADENCE_HELP}")
+    arg("--rolling-restart", default="once", help=f"rolling restarts (2+ nodes): {CADENCE_HELP}")
+    arg(
+        "--churn-fraction",
+        type=float,
+        default=0.05,
+        help="share of live clients in each churn role (default 0.05)",
+    )
+    arg(
+        "--real-clients",
+        default="",
+        help="real clients joining the fleet: confluent-kafka:20,java:4.1.0:5",
+    )
+    arg("--seed", type=int, default=714)
+    arg("--run-id", default="", help="shared by every shard of one run (default: random)")
+    arg(
+        "--recovery-intervals",
+        type=float,
+        default=2.0,
+        help="after a subscription change, PushIntervalMs until every client pushes (default 2)",
+    )
+    arg(
+        "--lockout-intervals",
+        type=float,
+        default=6.0,
+        help="PushIntervalMs without an accepted push that counts as locked out (default 6)",
+    )
+    arg("--max-throttled-percent", type=float, default=1.0, help="default 1")
+    arg("--max-memory-growth", type=float, default=256.0, help="MiB per hour (default 256)")
+    arg(
+        "--memory-min-minutes",
+        type=float,
+        default=10.0,
+        help="memory growth is judged on runs at least this long (default 10)",
+    )
+    arg(
+        "--sample-seconds",
+        type=float,
+        default=None,
+        help="sample interval (default 60, shorter for runs under 12 min)",
+    )
+    arg("--ramp-seconds", type=float, default=None, help="spread the clients' start over this")
+    arg("--request-timeout", type=float, default=10.0, help="seconds (default 10)")
+    arg("--compare", type=Path, default=None, help="a previous soak's output folder: the diff")
+    arg(
+        "--baseline",
+        action="append",
+        type=Path,
+        default=[],
+        help="verdict baseline JSON for the target (known deviations): only changes then fail",
+    )
+    arg("--no-spark", action="store_true", help="tables by Python instead of the Spark job")
+    arg("--master", default="local[2]", help="Spark master (default local[2])")
+    arg("--report", type=Path, default=None, help="only re-render the soak page of this folder")
+    arg("-q", "--quiet", action="store_true", help="no line per sample interval")
+    p.set_defaults(func=command)
+    return p
+
+
+def options_from(args: argparse.Namespace) -> Any:
+    """SoakOptions from the flags; ValueError with a readable reason for bad ones."""
+    from kconform.soak.options import SoakOptions
+    from kconform.soak.schedule import parse_cadence, parse_duration
+    from kconform.soak.slos import Thresholds
+
+    duration = parse_duration(args.duration)
+    if duration <= 0:
+        raise ValueError("--duration must be positive")
+    if args.clients < 1 or args.workers < 0:
+        raise ValueError("--clients must be at least 1 and --workers at least 0")
+    shard_text = args.shard.split("/")
+    if len(shard_text) != 2 or not all(s.isdigit() for s in shard_text):
+        raise ValueError(f"--shard {args.shard!r}: expected i/n, e.g. 0/3")
+    shard = (int(shard_text[0]), int(shard_text[1]))
+    if not 0 <= shard[0] < shard[1]:
+        raise ValueError(f"--shard {args.shard!r}: i must be in 0..n-1")
+    interval = args.push_interval_ms or max(100, min(30_000, int(duration * 1000 / 12)))
+    if interval < 100:
+        raise ValueError("--push-interval-ms must be at least 100 (CLIENT_METRICS minimum)")
+    cadences = {
+        "subscription": parse_cadence(args.subscription_churn),
+        "client_churn": parse_cadence(args.client_churn),
+        "restart": parse_cadence(args.restart),
+        "rolling_restart": parse_cadence(args.rolling_restart),
+    }
+    if not 0 < args.churn_fraction <= 0.3:
+        raise ValueError("--churn-fraction must be in (0, 0.3]")
+    thresholds = Thresholds(
+        recovery_intervals=args.recovery_intervals,
+        lockout_intervals=args.lockout_intervals,
+        max_throttled_percent=args.max_throttled_percent,
+        max_memory_growth_mib_per_hour=args.max_memory_growth,
+        memory_min_minutes=args.memory_min_minutes,
+    )
+    out = args.out or DEFAULT_OUT / time.strftime("soak-%Y%m%d-%H%M%S")
+    return SoakOptions(
+        target=args.target,
+        duration=duration,
+        clients=args.clients,
+        out=out,
+        workers=args.workers,
+        shard=shard,
+        brokers=args.brokers,
+        push_interval_ms=interval,
+        cadences=cadences,
+        churn_fraction=args.churn_fraction,
+        seed=args.seed,
+        run_id=args.run_id,
+        thresholds=thresholds,
+        sample_seconds=args.sample_seconds,
+        ramp_seconds=args.ramp_seconds,
+        bootstrap_server=args.bootstrap_server,
+        sink=args.sink,
+        request_timeout=args.request_timeout,
+        real_clients=args.real_clients,
+        progress=not args.quiet,
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    from kconform.usage import UsageError
+
+    if args.report is not None:
+        from kconform.soak.outputs import rerender
+
+        try:
+            print(f"soak page: {rerender(args.report, args.compare)}")
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--report {args.report}: {exc}") from None
+        return EXIT_OK
+    try:
+        options = options_from(args)
+        _check_target(options)
+        baselines = _baselines(args.baseline)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return soak(
+        options, spark=not args.no_spark, master=args.master, compare_dir=args.compare,
+        baselines=baselines,
+    )  # fmt: skip
+
+
+def _baselines(paths: list[Path]) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """{subject: (verdicts, why)} from `--baseline` files (ValueError naming a bad one)."""
+    import json
+
+    from kconform.reports.model import load_baseline, load_baseline_why
+
+    out: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    for path in paths:
+        if not path.is_file():
+            raise ValueError(f"baseline file {path} does not exist")
+        verdicts, why = load_baseline(path), load_baseline_why(path)
+        subject = str(json.loads(path.read_text(encoding="utf-8")).get("subject") or path.stem)
+        known = out.setdefault(subject, ({}, {}))
+        known[0].update(verdicts)
+        known[1].update(why)
+    return out
+
+
+def _check_target(options: Any) -> None:
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+
+    try:
+        specs = parse_targets(
+            options.target,
+            brokers=options.brokers,
+            bootstrap=options.bootstrap_server,
+            sink=options.sink,
+        )
+    except UnknownTarget as exc:
+        raise ValueError(str(exc)) from None
+    if len(specs) != 1:
+        raise ValueError("soak takes exactly one target")
+
+
+def soak(
+    options: Any,
+    *,
+    spark: bool,
+    master: str | None,
+    compare_dir: Path | None,
+    baselines: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None,
+) -> int:
+    """Run, judge, report; print the verdicts; the exit code."""
+    from kconform.runner import exit_code, render_summary
+    from kconform.soak.outputs import write_outputs
+    from kconform.soak.run import Coordinator
+
+    options.out.mkdir(parents=True, exist_ok=True)
+    print(
+        f"kconform soak: {options.clients} clients against {options.target} for "
+        f"{options.duration:.0f} s (PushIntervalMs {options.push_interval_ms}), "
+        f"output {options.out}",
+        flush=True,
+    )
+    started = time.time()
+    coordinator = Coordinator(options)
+    try:
+        run = asyncio.run(coordinator.run_soak())
+    except KeyboardInterrupt:  # a second Ctrl-C: the target is stopped, the report written
+        run = coordinator.run
+        run.interrupted, run.finished = True, run.finished or time.time()
+        run.crash = run.crash or "stopped hard (a second Ctrl-C): the last samples may be missing"
+    results = write_outputs(
+        run, spark=spark, master=master, compare_dir=compare_dir, baselines=baselines
+    )
+    for note in run.notes:
+        print(f"note: {note}")
+    if run.unavailable:
+        print(f"kconform: target {options.target} unavailable: {run.unavailable}", file=sys.stderr)
+    if run.crash:
+        print(f"kconform: the soak crashed: {run.crash} (reports written)", file=sys.stderr)
+    print(render_summary(results))
+    for result in results.results:
+        print(f"  {result.verdict:<14} {result.case_id:<36} {result.message[:90]}")
+    print(f"soak page: {options.out / 'soak.html'}  ({time.time() - started:.0f} s)")
+    if run.unavailable:
+        return EXIT_USAGE
+    return exit_code(results, 0)
