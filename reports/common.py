@@ -15,7 +15,7 @@ from typing import Any
 from kconform.reports.model import VERDICTS, CaseResult, RunResults
 
 BAD_VERDICTS = frozenset({"fail", "error"})
-"""Verdicts that fail a run when no baseline says they are expected (as suites.model says)."""
+"""Verdicts that fail a run when no baseline says they are expected (as the engine model says)."""
 
 SKIP_VERDICTS = frozenset({"unsupported", "not-applicable", "skipped"})
 """Verdicts that judged nothing: a run made only of these has not tested its subject."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform import __version__
+from kconform.engine.model import Verdict
 from kconform.reports.html import write_html
 from kconform.reports.junit import write_junit
 from kconform.reports.model import RunResults
@@ -26,7 +27,6 @@ from kconform.soak.options import SoakRun, write_run_json
 from kconform.soak.samples import write_json
 from kconform.soak.slo import SLOS, Judgement, SoakFacts, case_results, judge
 from kconform.soak.tables import merge_histograms
-from kconform.suites.model import Verdict
 
 SUMMARY_FILE = "soak-summary.json"
 

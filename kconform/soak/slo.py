@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kconform.engine.model import Verdict, verdict_for
 from kconform.fixtures.targets.base import Capability
 from kconform.reports.model import CaseResult, Expectation
 from kconform.soak.delivery import DeliveryCounts
 from kconform.soak.latency import histogram_percentile
 from kconform.soak.ledger import Ledger, Storm
 from kconform.soak.slos import RESTART_SETTLE_S, SLOS, Slo, Thresholds
-from kconform.suites.model import Verdict, verdict_for
 
 __all__ = ["SLOS", "Judgement", "SoakFacts", "Thresholds", "case_results", "judge"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.engine.model import Level
 from kconform.fixtures.targets.base import Capability
-from kconform.suites.model import Level
 
 SINK = frozenset({Capability.TELEMETRY_SINK})
 RESTART_SETTLE_S = 180.0  # a restarted JVM refills its heap for minutes: not a leak

@@ -174,6 +174,7 @@ IO = ("asyncio", "socket", "threading", "subprocess", "pytest")
                                 "kconform.engine", "kconform.suites", *IO)),
         ("fixtures", ("kconform.engine", "kconform.suites", "kconform.reports")),
         ("kconform/engine", ("kconform.suites", "kconform.reports")),
+        ("kconform/soak", ("kconform.suites",)),  # an engine of its own; writes reports
     ],
 )  # fmt: skip
 def test_layers_import_one_way(folder: str, forbidden: tuple[str, ...]) -> None:

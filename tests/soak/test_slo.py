@@ -3,13 +3,13 @@ stay undecided. No network, no clock: events carry their own times."""
 
 from __future__ import annotations
 
+from kconform.engine.model import Verdict
 from kconform.fixtures.targets.base import Capability
 from kconform.soak.client import Event
 from kconform.soak.delivery import DeliveryMatcher, Poll
 from kconform.soak.latency import latency_histogram
 from kconform.soak.ledger import Fault, Ledger
 from kconform.soak.slo import SoakFacts, Thresholds, growth_per_hour, judge
-from kconform.suites.model import Verdict
 
 ALL = frozenset(Capability)
 INTERVAL = 5.0
