@@ -41,7 +41,8 @@ MIN_SAMPLES = 5
     spec="KIP-714 Client behavior ('The first metrics push should be randomized between 0.5 * "
     "PushIntervalMs and 1.5 * PushIntervalMs'); ruling 7; tolerance +-25 ms; samples: "
     f"every push answered UNKNOWN_SUBSCRIPTION_ID so that each is a first push after a Get, "
-    f"PushIntervalMs {JITTER_INTERVAL_MS}",
+    f"PushIntervalMs {JITTER_INTERVAL_MS}; a push earlier than the range always counts, a later "
+    "one only when it is not the only one",
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
@@ -75,8 +76,18 @@ async def test_first_push_jitter(
         ok=len(ratios) >= MIN_SAMPLES,
     )
     slack = JITTER_SLACK / interval
-    outside = [round(r, 3) for r in ratios if not 0.5 - slack <= r <= 1.5 + slack]
-    check.expect("delays outside [0.5, 1.5] x PushIntervalMs (+-25 ms)", [], outside)
+    early = [round(r, 3) for r in ratios if r < 0.5 - slack]
+    late = [round(r, 3) for r in ratios if r > 1.5 + slack]
+    # An early push is the client's doing; a late one may be the machine (a busy 2-core box, a
+    # JVM's first push). One late sample among many is noted, two or more are the client's.
+    outside = early + (late if len(late) > 1 else [])
+    check.expect("delays outside [0.5, 1.5] x PushIntervalMs (+-25 ms; one late sample "
+                 "allowed for scheduling delay)", [], outside)  # fmt: skip
+    if len(late) == 1:
+        check.note(
+            f"one late first push ({late[0]} x PushIntervalMs) not counted: a single late "
+            "sample can be the machine's scheduling, not the client's jitter"
+        )
     spread = max(ratios) - min(ratios)
     check.expect(
         "the delay is randomized (spread of the samples > 0.02 x PushIntervalMs)",
@@ -84,7 +95,7 @@ async def test_first_push_jitter(
         round(spread, 3),
         spread > 0.02,
     )
-    if not outside and (min(ratios) > 0.6 or max(ratios) < 1.4):
+    if not early and not late and (min(ratios) > 0.6 or max(ratios) < 1.4):
         check.note(
             f"ruling 7 (INFO): the client uses part of the range, "
             f"{min(ratios):.2f}-{max(ratios):.2f} x PushIntervalMs"
