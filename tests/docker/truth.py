@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kconform.engine.model import BAD_VERDICTS
+
 REPO = Path(__file__).resolve().parents[2]
 BASELINE_DIRS = (REPO / "baselines",)
-BAD_VERDICTS = frozenset({"fail", "error"})
 
 
 def apache_baselines(dirs: Iterable[Path] = BASELINE_DIRS) -> list[tuple[Path, dict[str, Any]]]:
