@@ -4,7 +4,6 @@ one result is written down: its evidence (the wire log) and the text of a failur
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from kconform.engine.check import Check
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError, TargetUnavailable
 from kconform.fixtures.targets.registry import TargetSpec, create_target
-from kconform.reports.model import CaseResult, RunResults, load_baseline, load_baseline_why
+from kconform.reports.model import CaseResult, RunResults, layered_baselines
 
 __all__ = ["FLUSH_EVERY", "RunState", "evidence", "format_failure"]
 
@@ -35,20 +34,13 @@ class RunState:
         self.results_path = Path(path) if path else None
         self.baselines: dict[str, dict[str, str]] = {}
         self.baseline_why: dict[str, dict[str, str]] = {}
-        brokers = config.getoption("--brokers")
-        # a baseline naming a cluster size applies only to runs of that size, on top of the
-        # subject's general one (it lists just the cases whose verdict depends on the size)
         paths = [Path(b) for b in config.getoption("--baseline")]
-        for path in sorted(paths, key=lambda p: _baseline_brokers(p) is not None):
-            try:
-                verdicts, why = load_baseline(path), load_baseline_why(path)
-            except ValueError as exc:
-                raise pytest.UsageError(str(exc)) from None
-            if _baseline_brokers(path) not in (None, brokers):
-                continue
-            subject = _baseline_subject(path)
-            self.baselines.setdefault(subject, {}).update(verdicts)
-            self.baseline_why.setdefault(subject, {}).update(why)
+        try:
+            layered = layered_baselines(paths, config.getoption("--brokers"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        for subject, (verdicts, why) in layered.items():
+            self.baselines[subject], self.baseline_why[subject] = verdicts, why
         self.targets: dict[str, BrokerTarget] = {}
         self.withheld = _capabilities(config.getoption("--without"))
         self.unavailable: dict[str, str] = {}
@@ -115,21 +107,6 @@ def _capabilities(text: str) -> frozenset[Capability]:
         known = ", ".join(c.value for c in Capability)
         raise pytest.UsageError(f"--without: unknown capability {unknown[0]!r} (known: {known})")
     return frozenset(Capability(n) for n in names)
-
-
-def _baseline_subject(path: Path) -> str:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return str(data.get("subject") or path.stem)
-
-
-def _baseline_brokers(path: Path) -> int | None:
-    """The cluster size a baseline is for (`"brokers": N`), None for any size."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # load_baseline reports the file
-    brokers = data.get("brokers") if isinstance(data, dict) else None
-    return brokers if isinstance(brokers, int) else None
 
 
 def evidence(check: Check | None) -> list[dict[str, Any]]:

@@ -127,8 +127,18 @@ def _json_default(value: object) -> object:
     return str(value)
 
 
-def load_baseline(path: Path) -> dict[str, str]:
-    """A verdict baseline: {case_id: verdict}. ValueError naming the file if it is malformed."""
+@dataclass(frozen=True)
+class Baseline:
+    """One baseline file, read once: whose verdicts, for which cluster size (None: any)."""
+
+    subject: str
+    brokers: int | None
+    verdicts: dict[str, str]
+    why: dict[str, str]
+
+
+def read_baseline(path: Path) -> Baseline:
+    """A verdict baseline file. ValueError naming the file if it is malformed."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -138,18 +148,45 @@ def load_baseline(path: Path) -> dict[str, str]:
         isinstance(k, str) and v in VERDICTS for k, v in verdicts.items()
     ):
         raise ValueError(f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}")
-    return dict(verdicts)
-
-
-def load_baseline_why(path: Path) -> dict[str, str]:
-    """The baseline's optional `why`: {case_id: the source that explains its expected verdict}."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    why = data.get("why", {}) if isinstance(data, dict) else {}
+    why = data.get("why", {})
     if not isinstance(why, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in why.items()
     ):
         raise ValueError(f"baseline {path}: 'why' must map case ids to text")
-    return dict(why)
+    brokers = data.get("brokers")
+    return Baseline(
+        subject=str(data.get("subject") or path.stem),
+        brokers=brokers if isinstance(brokers, int) else None,
+        verdicts=dict(verdicts),
+        why=dict(why),
+    )
+
+
+def load_baseline(path: Path) -> dict[str, str]:
+    """A verdict baseline: {case_id: verdict}. ValueError naming the file if it is malformed."""
+    return read_baseline(path).verdicts
+
+
+def load_baseline_why(path: Path) -> dict[str, str]:
+    """The baseline's optional `why`: {case_id: the source that explains its expected verdict}."""
+    return read_baseline(path).why
+
+
+def layered_baselines(
+    paths: list[Path], brokers: int
+) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """{subject: (verdicts, why)} for a run on `brokers` nodes: each subject's general baselines,
+    then the ones naming that cluster size on top (they list just the cases whose verdict
+    depends on the size); baselines for another size are left out."""
+    read = [read_baseline(path) for path in paths]
+    out: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    for baseline in sorted(read, key=lambda b: b.brokers is not None):
+        if baseline.brokers not in (None, brokers):
+            continue
+        verdicts, why = out.setdefault(baseline.subject, ({}, {}))
+        verdicts.update(baseline.verdicts)
+        why.update(baseline.why)
+    return out
 
 
 def write_baseline(

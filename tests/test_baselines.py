@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kconform.reports.model import VERDICTS, load_baseline, load_baseline_why
+from kconform.reports.model import VERDICTS, layered_baselines, load_baseline, load_baseline_why
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 APACHE = sorted([*BASELINES.glob("apache-*.json"), *BASELINES.glob("java-*.json")])
@@ -50,3 +50,23 @@ def test_every_baseline_is_well_formed(path: Path) -> None:
     assert set(load_baseline(path).values()) <= set(VERDICTS)
     brokers = data.get("brokers")
     assert brokers is None or (isinstance(brokers, int) and brokers > 1)
+
+
+def test_size_specific_baselines_are_layered_on_the_general_one(tmp_path: Path) -> None:
+    def write(name: str, body: dict[str, object]) -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps({"subject": "apache:9.9.9", **body}))
+        return path
+
+    three = write("three.json", {"brokers": 3, "verdicts": {"a": "pass"}, "why": {}})
+    general = write("general.json", {"verdicts": {"a": "not-applicable", "b": "fail"},
+                                     "why": {"b": "KAFKA-1"}})  # fmt: skip
+    five = write("five.json", {"brokers": 5, "verdicts": {"b": "pass"}})
+    paths = [three, general, five]  # the general one is applied first whatever the order
+    assert layered_baselines(paths, 3) == {
+        "apache:9.9.9": ({"a": "pass", "b": "fail"}, {"b": "KAFKA-1"})
+    }
+    assert layered_baselines(paths, 1)["apache:9.9.9"][0] == {"a": "not-applicable", "b": "fail"}
+    bad = write("bad.json", {"verdicts": {"a": "pass"}, "why": {"a": 1}})
+    with pytest.raises(ValueError, match="'why' must map case ids to text"):
+        layered_baselines([bad], 1)

@@ -178,8 +178,8 @@ def command(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         options = options_from(args)
-        _check_target(options)
-        baselines = _baselines(args.baseline)
+        brokers = _check_target(options)
+        baselines = _baselines(args.baseline, brokers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return soak(
@@ -188,25 +188,19 @@ def command(args: argparse.Namespace) -> int:
     )  # fmt: skip
 
 
-def _baselines(paths: list[Path]) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
-    """{subject: (verdicts, why)} from `--baseline` files (ValueError naming a bad one)."""
-    import json
+def _baselines(paths: list[Path], brokers: int) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """{subject: (verdicts, why)} from `--baseline` files, layered by cluster size as `kconform
+    run` layers them (ValueError naming a bad one)."""
+    from kconform.reports.model import layered_baselines
 
-    from kconform.reports.model import load_baseline, load_baseline_why
-
-    out: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     for path in paths:
         if not path.is_file():
             raise ValueError(f"baseline file {path} does not exist")
-        verdicts, why = load_baseline(path), load_baseline_why(path)
-        subject = str(json.loads(path.read_text(encoding="utf-8")).get("subject") or path.stem)
-        known = out.setdefault(subject, ({}, {}))
-        known[0].update(verdicts)
-        known[1].update(why)
-    return out
+    return layered_baselines(paths, brokers)
 
 
-def _check_target(options: Any) -> None:
+def _check_target(options: Any) -> int:
+    """The one target spec is well-formed; its cluster size (the kind's default if not given)."""
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
 
     try:
@@ -220,6 +214,7 @@ def _check_target(options: Any) -> None:
         raise ValueError(str(exc)) from None
     if len(specs) != 1:
         raise ValueError("soak takes exactly one target")
+    return specs[0].brokers
 
 
 def soak(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform.engine.model import BAD_VERDICTS
+from kconform.reports.model import layered_baselines
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINE_DIRS = (REPO / "baselines",)
@@ -55,12 +56,9 @@ def expected_verdicts(
 ) -> dict[str, str]:
     """apache:<version>'s verdicts on an N-broker cluster: the general baseline, then the
     size-specific one (as the pytest plugin layers them)."""
-    docs = [d for _, d in apache_baselines(dirs) if d["subject"] == f"apache:{version}"]
-    verdicts: dict[str, str] = {}
-    for doc in sorted(docs, key=lambda d: d.get("brokers") is not None):
-        if doc.get("brokers") in (None, brokers):
-            verdicts.update(doc.get("verdicts", {}))
-    return verdicts
+    subject = f"apache:{version}"
+    paths = [p for p, d in apache_baselines(dirs) if d["subject"] == subject]
+    return layered_baselines(paths, brokers).get(subject, ({}, {}))[0]
 
 
 def kraft_runs(results: Mapping[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
