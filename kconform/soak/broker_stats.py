@@ -16,13 +16,13 @@ Readers block briefly (/proc, the target's lock): call them in a thread.
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.targets.base import BrokerTarget, TargetError
+from kconform.fixtures.targets.sink_cluster import SinkClient
+from kconform.soak.sink import sink_endpoints
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -70,7 +70,8 @@ class BrokerStats:
 
     def __init__(self, target: BrokerTarget) -> None:
         self.target = target
-        self.sinks = _sink_endpoints(target)
+        endpoints = sink_endpoints(target, every_node=False).values()
+        self.sinks = [SinkClient(host, port) for host, port in endpoints]
         if hasattr(target, "instance_counts"):
             self.kind = "reference"
         elif hasattr(target, "pids"):
@@ -146,12 +147,10 @@ class BrokerStats:
     def _gauges(self) -> dict[str, Any]:
         """The sink plugin's `/broker-metrics` on every node, summed (None where unreadable)."""
         cached = heap = connections = None
-        for host, port in self.sinks:
+        for sink in self.sinks:
             try:
-                url = f"http://{host}:{port}/broker-metrics"
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    doc = json.loads(response.read().decode("utf-8"))
-            except (OSError, ValueError):
+                doc = sink.get("/broker-metrics")
+            except TargetError:
                 continue  # a node restarting, or a plugin from before /broker-metrics
             heap = (heap or 0) + int(doc.get("heap_used") or 0)
             for metric in doc.get("metrics", []):
@@ -168,13 +167,3 @@ class BrokerStats:
                 ):
                     connections = (connections or 0) + int(value)
         return {"cached_instances": cached, "heap_floor_bytes": heap, "connections": connections}
-
-
-def _sink_endpoints(target: BrokerTarget) -> list[tuple[str, int]]:
-    endpoints = getattr(target, "endpoints", None)
-    if endpoints:
-        return [(e.host, e.sink_port) for e in endpoints]
-    sink_map = getattr(target, "sink_map", None)
-    if sink_map is not None and sink_map.by_node:
-        return [(e.host, e.port) for e in sink_map.by_node.values()]
-    return []

@@ -108,6 +108,7 @@ def add_soak_parser(sub: Any) -> argparse.ArgumentParser:
 def options_from(args: argparse.Namespace) -> Any:
     """SoakOptions from the flags; ValueError with a readable reason for bad ones."""
     from kconform.soak.options import SoakOptions
+    from kconform.soak.real import parse_real_clients
     from kconform.soak.schedule import parse_cadence, parse_duration
     from kconform.soak.slos import Thresholds
 
@@ -133,6 +134,7 @@ def options_from(args: argparse.Namespace) -> Any:
     }
     if not 0 < args.churn_fraction <= 0.3:
         raise ValueError("--churn-fraction must be in (0, 0.3]")
+    parse_real_clients(args.real_clients)  # a typo is a usage error, not a crash mid-run
     thresholds = Thresholds(
         recovery_intervals=args.recovery_intervals,
         lockout_intervals=args.lockout_intervals,

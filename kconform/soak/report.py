@@ -197,7 +197,7 @@ def _plots(summary: Mapping[str, Any], timeline: Sequence[Mapping[str, Any]]) ->
                 series("117", "rejected_117", rate=True),
                 series("89 throttled", "throttled", rate=True),
                 series("118", "rejected_118", rate=True),
-                series("42/87/other", "rejected_other", rate=True),
+                series("outside the KIP's table", "rejected_other", rate=True),
                 series("connections lost", "lost", rate=True),
             ],
             marks,

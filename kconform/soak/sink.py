@@ -15,13 +15,12 @@ Each read returns (instance, stamp, time) per record and one `Poll` per node, fo
 from __future__ import annotations
 
 import base64
-import json
 import time
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kconform.fixtures.targets.base import BrokerTarget, TargetError
+from kconform.fixtures.targets.sink_cluster import SinkClient
 from kconform.soak.delivery import Poll, push_stamp
 
 HTTP_TIMEOUT = 10.0
@@ -65,21 +64,16 @@ class HttpSink:
 
     def __init__(self, endpoints: Mapping[int, tuple[str, int]]) -> None:
         self.endpoints = dict(endpoints)
+        self.clients = {
+            node: SinkClient(host, port, timeout=HTTP_TIMEOUT)
+            for node, (host, port) in self.endpoints.items()
+        }
         self.cursor: dict[int, int] = {}
         self.incarnation: dict[int, int] = dict.fromkeys(self.endpoints, 0)
         self.high: dict[int, int] = {}
 
     def _get(self, node: int, since: int) -> dict[str, object]:
-        host, port = self.endpoints[node]
-        url = f"http://{host}:{port}/telemetry?since={since}"
-        try:
-            with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT) as response:
-                doc = json.loads(response.read().decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise TargetError(f"sink {url}: {exc}") from None
-        if not isinstance(doc, dict):
-            raise TargetError(f"sink {url}: not a JSON object")
-        return doc
+        return self.clients[node].get(f"/telemetry?since={since}")
 
     def start(self) -> None:
         """Start every node's cursor at what its sink holds now (older pushes are not ours)."""
@@ -137,10 +131,17 @@ def sink_reader(target: BrokerTarget) -> ReferenceSink | HttpSink | None:
     """The reader for `target`'s sinks, or None where the target has none."""
     if hasattr(target, "drain_telemetry"):
         return ReferenceSink(target)
+    endpoints = sink_endpoints(target, every_node=True)
+    return HttpSink(endpoints) if endpoints else None
+
+
+def sink_endpoints(target: BrokerTarget, *, every_node: bool) -> dict[int, tuple[str, int]]:
+    """{node id: (host, port)} of the sink plugin on `target`'s nodes: its own nodes' sinks, or an
+    external cluster's `--sink` URLs (only when they cover every broker, if `every_node`)."""
     endpoints = getattr(target, "endpoints", None)
     if endpoints:
-        return HttpSink({e.node_id: (e.host, e.sink_port) for e in endpoints})
+        return {e.node_id: (e.host, e.sink_port) for e in endpoints}
     sink_map = getattr(target, "sink_map", None)
-    if sink_map is not None and sink_map.complete:
-        return HttpSink({n: (e.host, e.port) for n, e in sink_map.by_node.items()})
-    return None
+    if sink_map is not None and (sink_map.complete or not every_node):
+        return {n: (e.host, e.port) for n, e in sink_map.by_node.items()}
+    return {}

@@ -203,7 +203,7 @@ def test_flags_become_options() -> None:
     "argv",
     [["--duration", "soon"], ["--shard", "3/3"], ["--clients", "0"],
      ["--push-interval-ms", "50"], ["--target", "nonsense"], ["--churn-fraction", "0.9"],
-     ["--baseline", "/nonexistent.json"]],
+     ["--baseline", "/nonexistent.json"], ["--real-clients", "java"]],
 )  # fmt: skip
 def test_bad_flags_are_one_line_usage_errors(
     argv: list[str], capsys: pytest.CaptureFixture[str]
