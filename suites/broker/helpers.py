@@ -63,15 +63,18 @@ async def subscribe(
 ) -> str:
     """Create a subscription matching only `client_id` (default: a fresh one); returns the id,
     once every broker's telemetry code has the change (`settled`)."""
-    target = check.target
-    assert target is not None
     client_id = client_id or check.unique("client")
     name = check.fresh("sub")  # several subscriptions in one case must not replace each other
-    subscription = Subscription(name, metrics, interval_ms, {"client_id": client_id})
-    await asyncio.to_thread(target.set_subscription, subscription)
-    check.defer(lambda: target.delete_subscription(name))
-    await settled(check)
+    await add_subscription(check, {"client_id": client_id}, metrics, interval_ms, name=name)
     return client_id
+
+
+async def _put(check: Check, subscription: Subscription) -> None:
+    """Create (or replace) a subscription, deleted when the case ends."""
+    target = check.target
+    assert target is not None
+    await asyncio.to_thread(target.set_subscription, subscription)
+    check.defer(lambda: target.delete_subscription(subscription.name))
 
 
 MARKER_METRIC = "kconform.settled."
@@ -92,9 +95,9 @@ async def settled(check: Check) -> float:
     target = check.target
     assert target is not None
     probe_id, name = check.fresh("settle"), check.fresh("settle-sub")
-    marker = Subscription(name, (MARKER_METRIC,), SHORT_INTERVAL_MS, {"client_id": probe_id})
-    await asyncio.to_thread(target.set_subscription, marker)
-    check.defer(lambda: target.delete_subscription(name))
+    await _put(
+        check, Subscription(name, (MARKER_METRIC,), SHORT_INTERVAL_MS, {"client_id": probe_id})
+    )
     for address in target.brokers:
         conn = await KafkaConnection.open(address.host, address.port, client_id=probe_id)
         try:
@@ -207,14 +210,12 @@ async def sink_records(target: BrokerTarget, instance_id: uuid.UUID) -> list[Sin
     return [r for r in records if r.client_instance_id in names]
 
 
-async def add_matching_subscription(check: Check, target: BrokerTarget) -> None:
+async def add_matching_subscription(check: Check) -> None:
     """One more subscription for the case's client id: its subscription set changes."""
-    name = f"{check.unique('sub')}-extra"
     match = {"client_id": check.unique("client")}
-    subscription = Subscription(name, ("org.apache.kafka.consumer.",), INTERVAL_MS, match)
-    await asyncio.to_thread(target.set_subscription, subscription)
-    check.defer(lambda: target.delete_subscription(name))
-    await settled(check)
+    await add_subscription(
+        check, match, ("org.apache.kafka.consumer.",), name=f"{check.unique('sub')}-extra"
+    )
 
 
 async def add_subscription(
@@ -222,16 +223,13 @@ async def add_subscription(
     match: Mapping[str, str],
     metrics: tuple[str, ...] = ("org.apache.kafka.",),
     interval_ms: int = INTERVAL_MS,
+    *,
+    name: str | None = None,
 ) -> str:
-    """One more subscription (any match map), deleted when the case ends. `subscribe` names
-    every subscription of a case afresh; this one takes any match map."""
-    target = check.target
-    assert target is not None
-    name = check.unique("sub") + f"-{uuid.uuid4().hex[:4]}"
-    await asyncio.to_thread(
-        target.set_subscription, Subscription(name, metrics, interval_ms, dict(match))
-    )
-    check.defer(lambda: target.delete_subscription(name))
+    """One more subscription (any match map; a fresh name unless given), deleted when the case
+    ends; returns its name once every broker has the change (`settled`)."""
+    name = name or check.unique("sub") + f"-{uuid.uuid4().hex[:4]}"
+    await _put(check, Subscription(name, metrics, interval_ms, dict(match)))
     await settled(check)
     return name
 

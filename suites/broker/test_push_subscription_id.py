@@ -43,7 +43,7 @@ from kconform.suites.broker.helpers import (
 )
 async def test_subscription_id_stale(target: BrokerTarget, check: Check) -> None:
     conn, sub = await session(check, subscribed=True, interval_ms=INTERVAL_MS)
-    await add_matching_subscription(check, target)
+    await add_matching_subscription(check)
     check.expect("push with the old SubscriptionId", err(UNKNOWN_SUBSCRIPTION),
                  await push_code(conn, sub))  # fmt: skip
 

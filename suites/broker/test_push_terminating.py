@@ -142,7 +142,7 @@ async def test_terminating_failed_push_not_counted(target: BrokerTarget, check: 
 async def test_terminating_retry_after_change(target: BrokerTarget, check: Check) -> None:
     conn, sub = await session(check, subscribed=True, interval_ms=INTERVAL_MS)
     check.require("regular push", err(NONE), await push_code(conn, sub))
-    await add_matching_subscription(check, target)
+    await add_matching_subscription(check)
     check.expect("Terminating push with the old SubscriptionId", err(UNKNOWN_SUBSCRIPTION),
                  await push_code(conn, sub, terminating=True))  # fmt: skip
     again = await get(conn, sub.client_instance_id)
