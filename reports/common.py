@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kconform.reports.model import VERDICTS, CaseResult, RunResults
-
-BAD_VERDICTS = frozenset({"fail", "error"})
-"""Verdicts that fail a run when no baseline says they are expected (as the engine model says)."""
+from kconform.rules import BAD_VERDICTS
 
 SKIP_VERDICTS = frozenset({"unsupported", "not-applicable", "skipped"})
 """Verdicts that judged nothing: a run made only of these has not tested its subject."""

@@ -2,7 +2,7 @@
 
 Pure data, importing nothing but the standard library: the reference broker, the cases, the
 mutants, the fuzz oracle and the reports all name rules by id and look them up here, and
-`docs/rules.md` is rendered from it (`python -m kconform.rules.docs`).
+`docs/rules.md` is rendered from it (`make docs`, `python -m kconform.reports.rulebook`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,20 @@ from types import MappingProxyType
 
 from kconform.rules import configs, kip511, kip714_broker, kip714_client
 from kconform.rules.behaviour import BY_KEY as SECTIONS
-from kconform.rules.model import RULE_ID, Known, Level, Rule, Ruling, Section, Verdict, anchor
+from kconform.rules.model import (
+    BAD_VERDICTS,
+    RULE_ID,
+    Known,
+    Level,
+    Rule,
+    Ruling,
+    Section,
+    Verdict,
+)
 from kconform.rules.rulings import BY_NUMBER as RULINGS
 
 __all__ = [
+    "BAD_VERDICTS",
     "RULES",
     "RULE_ID",
     "RULINGS",
@@ -26,7 +36,6 @@ __all__ = [
     "Ruling",
     "Section",
     "Verdict",
-    "anchor",
     "check_rules",
     "rule",
 ]

@@ -17,7 +17,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-__all__ = ["RULE_ID", "Known", "Level", "Rule", "Ruling", "Section", "Verdict", "anchor"]
+__all__ = ["BAD_VERDICTS", "RULE_ID", "Known", "Level", "Rule", "Ruling", "Section", "Verdict"]
 
 RULE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 
@@ -37,6 +37,10 @@ class Verdict(enum.StrEnum):
     NOT_APPLICABLE = "not-applicable"
     SKIPPED = "skipped"
     ERROR = "error"
+
+
+BAD_VERDICTS = frozenset({Verdict.FAIL, Verdict.ERROR})
+"""Verdicts that fail a run when no baseline says they are expected."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,3 @@ class Section:
     title: str
     text: str
     sources: str
-
-
-def anchor(rule_id: str) -> str:
-    """The HTML anchor of a rule in docs/rules.md and in the report's rules page: the id."""
-    return rule_id

@@ -15,7 +15,6 @@ follows from the level, as the KIPs' own words do:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -23,7 +22,7 @@ from typing import Any, TypeVar
 import pytest
 
 from kconform.fixtures.targets.base import Capability
-from kconform.rules import RULES, Level, Verdict, check_rules
+from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, check_rules
 
 __all__ = [
     "BAD_VERDICTS",
@@ -38,7 +37,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CASE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+CASE_ID = RULE_ID  # case ids have the rule ids' dotted shape
 
 
 @dataclass(frozen=True)
@@ -100,10 +99,6 @@ def verdict_for(level: Level, *, violated: bool) -> Verdict:
     if not violated:
         return Verdict.PASS
     return Verdict.FAIL if level is Level.MUST else Verdict.NON_STRICT
-
-
-BAD_VERDICTS = frozenset({Verdict.FAIL, Verdict.ERROR})
-"""Verdicts that fail a run when no baseline says they are expected."""
 
 
 def matches_level(info: CaseInfo, level_filter: str) -> bool:

@@ -16,19 +16,20 @@ from kconform.codecs.messages import (
 from kconform.engine.check import Check
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import (
+    CLIENT_METRICS,  # ConfigResource.Type.CLIENT_METRICS (§D)
+    DELETE,
     KEY_DESCRIBE_CONFIGS,
     KEY_INCREMENTAL_ALTER,
+    SET,
+    SUBSCRIPTION_KEYS,
     ApiRange,
     ClusterAdmin,
     pick_version,
 )
 from kconform.fixtures.targets.base import Capability
 
-CLIENT_METRICS = 16  # ConfigResource.Type.CLIENT_METRICS (§D)
 KEY_ALTER_CONFIGS = 33
-SET, DELETE = 0, 1
 DEFAULT_CONFIG = 5  # DescribeConfigsResponse ConfigSource: a default, not something set
-SUBSCRIPTION_KEYS = ("metrics", "interval.ms", "match")
 LIST_KEYS = frozenset({"metrics", "match"})
 PRODUCER = "org.apache.kafka.producer."
 CONSUMER = "org.apache.kafka.consumer."

@@ -24,14 +24,13 @@ from kconform.codecs.messages import (
 )
 from kconform.engine.check import Check, Inconclusive
 from kconform.fixtures.connection import KafkaConnection
-from kconform.fixtures.targets.admin import ApiRange
+from kconform.fixtures.targets.admin import BROKER, DELETE, SET, ApiRange
 from kconform.fixtures.targets.base import BrokerTarget, Capability, PartitionMetric
 from kconform.suites.broker.helpers import (
     answer,
     eventually,
 )
 
-BROKER, SET, DELETE = 4, 0, 1
 DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 2, 3  # DescribeConfigs ConfigSource
 VERBOSITY = "metrics.verbosity"
 MSG, BIN, BOUT = "MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec"

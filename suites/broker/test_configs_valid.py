@@ -21,6 +21,7 @@ from typing import Any
 from kconform.codecs.errors import error_name
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
+from kconform.fixtures.targets.admin import SUBSCRIPTION_KEYS
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import (
     eventually,
@@ -32,7 +33,6 @@ from kconform.suites.broker.helpers_configs import (
     CONFIGS,
     CONSUMER,
     PRODUCER,
-    SUBSCRIPTION_KEYS,
     ConfigAdmin,
     _interval_is,
     config_admin,
