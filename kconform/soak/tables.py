@@ -116,14 +116,18 @@ def errors(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def totals(
+    rows: Sequence[dict[str, Any]], line: Sequence[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The run's totals; `line` is `timeline(rows)` where the caller has it already."""
     out: dict[str, Any] = {c: sum(int(r.get(c) or 0) for r in rows) for c in SUMMED}
     out.pop("clients_live")
     hist = merge_histograms(r.get("latency_hist") or [] for r in rows)
     out["latency_p50_ms"] = histogram_percentile(hist, 50)
     out["latency_p99_ms"] = histogram_percentile(hist, 99)
     out["latency_max_ms"] = max((float(r.get("latency_max_ms") or 0.0) for r in rows), default=0.0)
-    out["peak_clients_live"] = max((int(r["clients_live"]) for r in timeline(rows)), default=0)
+    line = timeline(rows) if line is None else line
+    out["peak_clients_live"] = max((int(r["clients_live"]) for r in line), default=0)
     memory = [r["memory_bytes"] for r in rows if r.get("memory_bytes") is not None]
     out["peak_memory_mib"] = round(max(memory) / (1 << 20), 1) if memory else None
     return out
@@ -131,9 +135,10 @@ def totals(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def tables(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Everything the soak page shows from the samples."""
+    line = timeline(rows)
     return {
         "engine": "python",
-        "timeline": timeline(rows),
+        "timeline": line,
         "errors": errors(rows),
-        "totals": totals(rows),
+        "totals": totals(rows, line),
     }
