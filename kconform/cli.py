@@ -178,7 +178,7 @@ def _cmd_targets(args: argparse.Namespace) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from kconform.reports.model import RunResults, load_baseline_why, write_baseline
+    from kconform.reports.model import RunResults, read_baseline, write_baseline
 
     source = args.results / "results.json" if args.results.is_dir() else args.results
     try:
@@ -192,11 +192,11 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         )
     if results.interrupted:
         raise UsageError(f"{source} is an interrupted run; a baseline needs a complete one")
-    try:  # rewriting a baseline keeps the `why` written for its known deviations
-        why = load_baseline_why(args.out) if args.out.is_file() else {}
-    except (ValueError, OSError):
-        why = {}
-    write_baseline(args.out, args.subject, results.results, why)
+    try:  # rewriting a baseline keeps its `why` texts and the entries known to vary
+        earlier = read_baseline(args.out) if args.out.is_file() else None
+    except ValueError:
+        earlier = None
+    write_baseline(args.out, args.subject, results.results, earlier)
     count = sum(1 for r in results.results if r.subject == args.subject)
     print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
     return EXIT_OK

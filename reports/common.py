@@ -12,7 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconform.reports.model import VERDICTS, CaseResult, RunResults
+from kconform.reports.model import (
+    VERDICTS,
+    CaseResult,
+    RunResults,
+    baseline_allows,
+    baseline_verdicts,
+)
 from kconform.rules import BAD_VERDICTS
 
 SKIP_VERDICTS = frozenset({"unsupported", "not-applicable", "skipped"})
@@ -68,14 +74,15 @@ def fails_run(result: CaseResult) -> bool:
     if result.verdict == "not-applicable":
         return False
     if result.baseline is not None:
-        return result.verdict != result.baseline
+        return not baseline_allows(result.baseline, result.verdict)
     return result.verdict in BAD_VERDICTS
 
 
 def failure_reason(result: CaseResult) -> str:
     """One line saying why a result fails the run, as the plugin words it."""
     if result.baseline is not None:
-        return f"verdict {result.verdict}, baseline says {result.baseline}"
+        expected = " or ".join(baseline_verdicts(result.baseline))
+        return f"verdict {result.verdict}, baseline says {expected}"
     return f"verdict {result.verdict}"
 
 
@@ -226,7 +233,7 @@ def changes(
         expected = result.baseline
         if baseline is not None and result.case_id in baseline.get(result.subject, {}):
             expected = baseline[result.subject][result.case_id]
-        if expected is not None and expected != result.verdict:
+        if expected is not None and not baseline_allows(expected, result.verdict):
             found.append(Change(*key, expected, result.verdict, "baseline"))
     return sorted(found, key=lambda c: (c.against, c.case_id, c.subject))
 

@@ -29,7 +29,7 @@ from kconform.reports.common import (
 )
 from kconform.reports.html_case import case_file, render_case, subject_anchor
 from kconform.reports.html_style import FILTER_JS, chip, esc, level_badge, page
-from kconform.reports.model import VERDICTS, CaseResult, RunResults
+from kconform.reports.model import VERDICTS, CaseResult, RunResults, baseline_allows
 from kconform.reports.rulebook import render_html
 
 CHANGES_OPEN_UP_TO = 40  # a longer list starts collapsed so the matrix stays near the top
@@ -309,7 +309,11 @@ def _row(
             continue
         chg = " chg" if (case_id, s.name) in changed else ""
         tip = f"{s.name}: {result.verdict}"
-        if result.baseline_why and result.verdict == result.baseline:
+        if (
+            result.baseline_why
+            and result.baseline is not None
+            and baseline_allows(result.baseline, result.verdict)
+        ):
             tip += f" — known {s.name} deviation: {result.baseline_why[:200]}"
         elif result.message:
             tip += f" — {result.message[:160]}"

@@ -20,7 +20,7 @@ from kconform.reports.common import (
     slug,
 )
 from kconform.reports.html_style import chip, esc, level_badge, page
-from kconform.reports.model import CaseResult
+from kconform.reports.model import CaseResult, baseline_allows
 from kconform.reports.rulebook import link_citations
 from kconform.rules import RULES
 
@@ -100,8 +100,9 @@ def _subject_section(result: CaseResult, previous: str | None, baseline: str | N
                     f'<span class="muted">{esc(VERDICT_MEANING.get(result.verdict, ""))}</span>'),
     ]  # fmt: skip
     if baseline is not None:
-        facts.append(("baseline", f"{chip(baseline)}" + (
-            " <b>differs: fails the run</b>" if baseline != result.verdict else " (as expected)"
+        facts.append(("baseline", chip(baseline) + (
+            " (as expected)" if baseline_allows(baseline, result.verdict)
+            else " <b>differs: fails the run</b>"
         )))  # fmt: skip
     if result.baseline_why:
         facts.append(("known deviation" if result.verdict in ("fail", "non-strict") else "why",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 
 from kconform.reports.common import VERDICT_SHORT, printable
+from kconform.reports.model import ALTERNATIVES, baseline_verdicts
 
 CSS = """
 :root{--fg:#1d2329;--muted:#5f6b76;--line:#d8dde3;--bg:#fff;--head:#f3f5f7;
@@ -178,9 +179,12 @@ def esc(value: object) -> str:
 
 
 def chip(verdict: str | None, text: str | None = None) -> str:
-    """A coloured verdict label; `None` is "not run"."""
+    """A coloured verdict label; `None` is "not run"; a baseline entry with alternatives
+    ('not-applicable|pass') one label each."""
     if verdict is None:
         return '<span class="chip v-none">not run</span>'
+    if text is None and ALTERNATIVES in verdict:
+        return " or ".join(chip(v) for v in baseline_verdicts(verdict))
     label = text if text is not None else VERDICT_SHORT.get(verdict, verdict)
     return f'<span class="chip v-{esc(verdict)}">{esc(label)}</span>'
 

@@ -21,6 +21,19 @@ SCHEMA_PATH = Path(__file__).parent / "schema" / "results.schema.json"
 
 VERDICTS = tuple(str(v) for v in Verdict)  # the one definition is kconform.rules.Verdict
 LEVELS = tuple(str(level) for level in Level)
+ALTERNATIVES = "|"
+
+
+def baseline_verdicts(entry: str) -> tuple[str, ...]:
+    """The verdicts one baseline entry accepts. Usually one; several joined by '|'
+    ('not-applicable|pass') for a subject whose behaviour varies from run to run, which the
+    entry's `why` then explains."""
+    return tuple(entry.split(ALTERNATIVES))
+
+
+def baseline_allows(entry: str, verdict: str) -> bool:
+    """Whether a verdict is one the baseline entry expects."""
+    return verdict in baseline_verdicts(entry)
 
 
 @dataclass(frozen=True)
@@ -145,9 +158,13 @@ def read_baseline(path: Path) -> Baseline:
         raise ValueError(f"baseline {path}: unreadable ({exc})") from None
     verdicts = data.get("verdicts") if isinstance(data, dict) else None
     if not isinstance(verdicts, dict) or not all(
-        isinstance(k, str) and v in VERDICTS for k, v in verdicts.items()
+        isinstance(k, str) and isinstance(v, str) and set(baseline_verdicts(v)) <= set(VERDICTS)
+        for k, v in verdicts.items()
     ):
-        raise ValueError(f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}")
+        raise ValueError(
+            f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}, a verdict being "
+            f"one of {', '.join(VERDICTS)} or several joined by '{ALTERNATIVES}'"
+        )
     why = data.get("why", {})
     if not isinstance(why, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in why.items()
@@ -190,14 +207,22 @@ def layered_baselines(
 
 
 def write_baseline(
-    path: Path, subject: str, results: list[CaseResult], why: dict[str, str] | None = None
+    path: Path, subject: str, results: list[CaseResult], earlier: Baseline | None = None
 ) -> None:
-    """Record the verdicts of `subject` as its baseline (sorted, one line per case), with the
-    `why` of each expected non-pass verdict that has one (kept from an earlier baseline)."""
-    verdicts = {r.case_id: r.verdict for r in sorted(results, key=lambda r: r.case_id)
-                if r.subject == subject}  # fmt: skip
+    """Record the verdicts of `subject` as its baseline (sorted, one line per case). From an
+    earlier baseline it keeps the `why` of each case still listed, and an entry with
+    alternatives that accepts the new verdict (one run shows one of them; it does not narrow
+    what is known to vary)."""
+    before = earlier.verdicts if earlier else {}
+    verdicts = {}
+    for r in sorted(results, key=lambda r: r.case_id):
+        if r.subject == subject:
+            old = before.get(r.case_id)
+            varies = old is not None and ALTERNATIVES in old and baseline_allows(old, r.verdict)
+            verdicts[r.case_id] = old if varies and old else r.verdict
+    why = earlier.why if earlier else {}
     body: dict[str, Any] = {"subject": subject, "verdicts": verdicts}
-    kept = {k: v for k, v in sorted((why or {}).items()) if k in verdicts}
+    kept = {k: v for k, v in sorted(why.items()) if k in verdicts}
     if kept:
         body["why"] = kept
     path.parent.mkdir(parents=True, exist_ok=True)
