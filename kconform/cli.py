@@ -32,6 +32,31 @@ class _Parser(argparse.ArgumentParser):
 
 
 BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
+JOBS_HELP = (
+    "worker processes, each with its own targets and clients; cases of one suite file and "
+    "subject stay together (default 1)"
+)
+
+
+def _jobs(text: str) -> int:
+    """-j N: a positive worker count."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of workers, not {text!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {jobs}")
+    return jobs
+
+
+def _check_jobs(jobs: int, targets: str, bootstrap_server: str | None) -> None:
+    """Workers each start their own targets; an existing cluster would be shared between them
+    (one worker's CLIENT_METRICS subscriptions reach another's clients), so -j refuses it."""
+    if jobs > 1 and (bootstrap_server or "external" in targets.split(",")):
+        raise UsageError(
+            "-j runs each worker against its own targets; an existing cluster "
+            "(--bootstrap-server) would be shared by the workers, so use -j 1 with it"
+        )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -40,6 +65,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
     _check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
     _check_clients(args.client)
+    _check_jobs(args.jobs, targets, args.bootstrap_server)
     baselines = [_readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
         targets=targets, bootstrap_server=args.bootstrap_server, sink=args.sink,
@@ -47,7 +73,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
-        clients=args.client,
+        clients=args.client, jobs=args.jobs,
     )  # fmt: skip
     return run(options)
 
@@ -61,12 +87,14 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 def _cmd_certify(args: argparse.Namespace) -> int:
     from kconform.reports.model import RunResults
     from kconform.runner import RunOptions, certificate, run
+    from kconform.shards import default_jobs
 
     _check_clients(args.client)
     options = RunOptions(
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
         use_default_baselines=False, verbose=args.verbose,
+        jobs=args.jobs if args.jobs is not None else default_jobs(),
     )  # fmt: skip
     code = run(options)
     results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
@@ -203,7 +231,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from kconform.reports.model import RunResults
+    from kconform.reports.model import RunResults, merge_runs
     from kconform.runner import output_dir, render_summary, write_reports
 
     runs = []
@@ -213,13 +241,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             runs.append(RunResults.read(path))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    merged = runs[0]
-    for other in runs[1:]:
-        merged.subjects += [s for s in other.subjects if s not in merged.subjects]
-        merged.results += other.results
-        merged.started = min(merged.started, other.started)
-        merged.finished = max(filter(None, (merged.finished, other.finished)), default=None)
-        merged.interrupted = merged.interrupted or other.interrupted
+    merged = merge_runs(runs)
     out = args.out or output_dir(None)
     out.mkdir(parents=True, exist_ok=True)
     merged.write(out / "results.json")
@@ -311,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
     run.add_argument("--client", default="", help="client drivers (default: every installed one)")
+    run.add_argument("-j", "--jobs", type=_jobs, default=1, help=JOBS_HELP)
     run.set_defaults(func=_cmd_run)
 
     certify = sub.add_parser("certify", help="client suites only, with a certificate-style summary")
@@ -322,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--junit", type=Path, default=None)
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
+    certify.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
+                         "twice the cores; a client case mostly waits on the client)")  # fmt: skip
     certify.set_defaults(func=_cmd_certify)
 
     listing = sub.add_parser("list", help="every case id with level, spec reference and title")

@@ -108,6 +108,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="after a target fails a MUST case, skip its remaining cases (mutation self-test)",
     )  # fmt: skip
     group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
+    group.addoption(
+        "--kconform-shard", default=None,
+        help="i/N: run only worker i's share of the cases (what `kconform run -j N` passes)",
+    )  # fmt: skip
 
 
 def target_specs(config: pytest.Config) -> list[TargetSpec]:
@@ -174,6 +178,29 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _disruptive_last(items)
+    _select_cases(config, items)
+    _select_shard(config, items)
+
+
+def _select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --kconform-shard i/N, keep worker i's groups (kconform.shards says which)."""
+    from kconform.shards import parse_shard, share
+
+    text = config.getoption("--kconform-shard")
+    if not text:
+        return
+    try:
+        shard = parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    mine = share([f"{item.path}::{_subject(item)}" for item in items], shard)
+    drop = [item for item, keep in zip(items, mine, strict=True) if not keep]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item, keep in zip(items, mine, strict=True) if keep]
+
+
+def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     patterns = [p.strip() for p in config.getoption("--cases").split(",") if p.strip()]
     level = config.getoption("--level")
     if not patterns and level == "all":
@@ -197,20 +224,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _disruptive_last(items: list[pytest.Item]) -> None:
     """Per target, cases marked `kconform_disruptive` (they may kill a fragile target, as the
     security suite kills the librdkafka mock) run after every other case, in their own order."""
-
-    def subject(item: pytest.Item) -> str:
-        spec = getattr(item, "callspec", None)
-        for name in ("target", "client"):
-            if spec is not None and name in spec.params:
-                return str(spec.params[name].label)
-        return ""
-
     first_seen: dict[str, int] = {}
     for index, item in enumerate(items):
-        first_seen.setdefault(subject(item), index)
+        first_seen.setdefault(_subject(item), index)
     items.sort(key=lambda item: (
-        first_seen[subject(item)], item.get_closest_marker("kconform_disruptive") is not None
+        first_seen[_subject(item)], item.get_closest_marker("kconform_disruptive") is not None
     ))  # fmt: skip
+
+
+def _subject(item: pytest.Item) -> str:
+    """The target or client label an item runs against ("" for harness tests)."""
+    spec = getattr(item, "callspec", None)
+    for name in ("target", "client"):
+        if spec is not None and name in spec.params:
+            return str(spec.params[name].label)
+    return ""
 
 
 def _info(item: pytest.Item) -> CaseInfo | None:

@@ -23,7 +23,7 @@ import pytest
 import kconform.baselines
 import kconform.suites
 from kconform.reports.common import SKIP_VERDICTS, nothing_judged
-from kconform.reports.model import RunResults
+from kconform.reports.model import RunResults, merge_runs
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
 SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
@@ -49,19 +49,21 @@ class RunOptions:
     verbose: bool = False
     clients: str = ""  # client drivers for the client suites ("" = every installed one)
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
+    jobs: int = 1  # worker processes (kconform.shards); 1 runs in this process
 
 
 class Progress:
     """A pytest plugin printing one line per case: counter, case, subject, verdict."""
 
-    def __init__(self, verbose: bool) -> None:
+    def __init__(self, verbose: bool, label: str = "") -> None:
         self.verbose = verbose
+        self.label = f"{label} " if label else ""  # which worker, with -j
         self.total = 0
         self.done = 0
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
-        print(f"kconform: {self.total} case runs collected", flush=True)
+        print(f"kconform: {self.label}{self.total} case runs collected", flush=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and report.skipped):
@@ -69,7 +71,8 @@ class Progress:
             verdict = dict(report.user_properties).get("kconform_verdict", report.outcome)
             flag = "!" if report.failed else " "
             line = (
-                f"[{self.done:>4}/{self.total}]{flag}{verdict:<13} {report.nodeid.split('::')[-1]}"
+                f"[{self.label}{self.done:>4}/{self.total}]{flag}{verdict:<13} "
+                f"{report.nodeid.split('::')[-1]}"
             )
             print(line, flush=True)
             if report.failed and self.verbose and report.longrepr is not None:
@@ -161,7 +164,10 @@ def run(options: RunOptions) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results_path = options.json or (out / "results.json")
     started = time.time()
-    code = pytest.main(pytest_args(options, results_path), plugins=[Progress(options.verbose)])
+    if options.jobs > 1:
+        code = _run_sharded(options, results_path)
+    else:
+        code = pytest.main(pytest_args(options, results_path), plugins=[Progress(options.verbose)])
     if not results_path.exists():
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
@@ -176,6 +182,48 @@ def run(options: RunOptions) -> int:
     if reason:
         print(f"kconform: {reason}", file=sys.stderr, flush=True)
     return exit_code(results, int(code))
+
+
+def _run_sharded(options: RunOptions, results_path: Path) -> int:
+    """The cases split over `options.jobs` workers (kconform.shards), their results merged into
+    `results_path`; pytest's exit code for the whole (the worst of the workers')."""
+    from kconform.shards import run_workers, shard_results_path
+
+    count = options.jobs
+    paths = [shard_results_path(results_path, i) for i in range(1, count + 1)]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    worker_args = [
+        [*pytest_args(options, path), "--kconform-shard", f"{i}/{count}"]
+        for i, path in enumerate(paths, start=1)
+    ]
+    print(f"kconform: {count} workers", flush=True)
+    try:
+        codes = run_workers(worker_args, verbose=options.verbose)
+    except KeyboardInterrupt:
+        codes = [int(pytest.ExitCode.INTERRUPTED)]
+    runs = []
+    for index, path in enumerate(paths, start=1):
+        try:
+            runs.append(RunResults.read(path))
+        except ValueError as exc:  # a worker that died early: the others' results still count
+            print(f"kconform: worker {index} left no results ({exc})", file=sys.stderr)
+            codes.append(int(pytest.ExitCode.INTERNAL_ERROR))
+    if runs:
+        merge_runs(runs).write(results_path)
+    return worst_exit(codes)
+
+
+def worst_exit(codes: list[int]) -> int:
+    """pytest's exit code for several workers: interruption and harness trouble first, then
+    failures; "no tests collected" only when no worker had any."""
+    for code in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR,
+                 pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.TESTS_FAILED):  # fmt: skip
+        if int(code) in codes:
+            return int(code)
+    if codes and all(c == pytest.ExitCode.NO_TESTS_COLLECTED for c in codes):
+        return int(pytest.ExitCode.NO_TESTS_COLLECTED)
+    return max((c for c in codes if c != pytest.ExitCode.NO_TESTS_COLLECTED), default=0)
 
 
 def certificate(results: RunResults) -> str:

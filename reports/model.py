@@ -132,6 +132,19 @@ class RunResults:
             raise ValueError(f"{path}: malformed results file ({exc})") from None
 
 
+def merge_runs(runs: list[RunResults]) -> RunResults:
+    """Several runs as one (CI matrix cells, `-j` workers): every result and subject, the
+    earliest start, the latest end; interrupted if any part was."""
+    merged = runs[0]
+    for other in runs[1:]:
+        merged.subjects += [s for s in other.subjects if s not in merged.subjects]
+        merged.results += other.results
+        merged.started = min(merged.started, other.started)
+        merged.finished = max(filter(None, (merged.finished, other.finished)), default=None)
+        merged.interrupted = merged.interrupted or other.interrupted
+    return merged
+
+
 def _json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()

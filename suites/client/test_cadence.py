@@ -129,6 +129,7 @@ async def test_push_interval(
         "gaps between consecutive pushes, in PushIntervalMs",
         distribution([g / interval for g in spaced]),
     )
+    check.observe("samples", [round(g / interval, 4) for g in spaced])
     check.precondition(
         "consecutive pairs of accepted pushes", ">= 2", len(spaced), ok=len(spaced) >= 2
     )

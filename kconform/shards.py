@@ -1,0 +1,140 @@
+"""Run a suite's cases in N worker processes (`kconform run -j N`, `kconform certify -j N`).
+
+Most client cases spend their time waiting on the client's own intervals, one after another;
+the waits overlap when the cases run side by side. Each worker is a pytest process of its own
+with its own targets (a reference target, its proxy and mock), its own client processes and its
+own results file; nothing is shared, so a case cannot see another's traffic or subscriptions.
+
+The split keeps together what must stay together: cases of one suite file against one subject
+(a target or a client) form a group, because they share recorded client runs
+(`suites.client.helpers.shared_run`) and a target's disruptive cases must run after the others
+on that same target. Every worker collects the same cases and computes the same assignment
+(largest group first, to the least loaded worker), then keeps its own share.
+
+A worker dies with the run: SIGTERM from the kernel when the process that started it dies
+(PR_SET_PDEATHSIG), and Ctrl-C reaches the workers as it reaches the run (same process group).
+Their own children (targets, clients) already die with them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARD_OPTION = "--kconform-shard"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Worker `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str) -> Shard:
+    """`i/N` with 1 <= i <= N; ValueError otherwise."""
+    left, sep, right = text.partition("/")
+    if not sep or not left.isdigit() or not right.isdigit():
+        raise ValueError(f"{SHARD_OPTION} expects i/N (e.g. 2/4), not {text!r}")
+    shard = Shard(int(left), int(right))
+    if not 1 <= shard.index <= shard.count:
+        raise ValueError(f"{SHARD_OPTION} {text}: i must be between 1 and N")
+    return shard
+
+
+def assign(groups: Iterable[tuple[str, int]], count: int) -> dict[str, int]:
+    """{group: worker index (1-based)}: largest group first to the least loaded worker (ties to
+    the lowest index), so every worker computes the same answer from the same groups."""
+    load = [0] * count
+    placed: dict[str, int] = {}
+    for key, size in sorted(groups, key=lambda g: (-g[1], g[0])):
+        worker = min(range(count), key=lambda w: (load[w], w))
+        load[worker] += size
+        placed[key] = worker + 1
+    return placed
+
+
+def share(keys: Sequence[str], shard: Shard) -> list[bool]:
+    """For each item's group key, in order: does it belong to `shard`?"""
+    sizes: dict[str, int] = {}
+    for key in keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    placed = assign(sizes.items(), shard.count)
+    return [placed[key] == shard.index for key in keys]
+
+
+def default_jobs() -> int:
+    """Twice the usable cores: a waiting case uses almost none, a client process some."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, 2 * cores)
+
+
+def _die_with_run() -> None:
+    """In the worker, before exec: SIGTERM when the run that started it dies (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # elsewhere, Ctrl-C and a normal exit still reach it
+        pass
+
+
+def run_workers(worker_args: Sequence[Sequence[str]], *, verbose: bool) -> list[int]:
+    """Start one worker per argument list (pytest arguments), wait for all; their exit codes.
+
+    A worker that cannot start is reported as pytest's internal-error code, so the run fails
+    with what the others found still written.
+    """
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for index, args in enumerate(worker_args, start=1):
+        command = [sys.executable, "-m", "kconform.shards", str(index), str(int(verbose)), *args]
+        try:
+            procs.append(subprocess.Popen(command, preexec_fn=_die_with_run))
+        except OSError as exc:
+            print(f"kconform: worker {index} did not start: {exc}", file=sys.stderr)
+            procs.append(None)
+    codes: list[int] = []
+    try:
+        for proc in procs:
+            codes.append(3 if proc is None else proc.wait())
+    except KeyboardInterrupt:  # the workers got the same Ctrl-C; let them write their results
+        for proc in procs:
+            if proc is not None:
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        raise
+    return codes
+
+
+def worker_main(argv: list[str]) -> int:
+    """`python -m kconform.shards INDEX VERBOSE PYTEST_ARGS...`: one worker's pytest session."""
+    import pytest
+
+    from kconform.runner import Progress
+
+    index, verbose, args = argv[0], argv[1] == "1", argv[2:]
+    return int(pytest.main(args, plugins=[Progress(verbose, label=f"j{index}")]))
+
+
+def shard_results_path(results_path: Path, index: int) -> Path:
+    """Where worker `index` writes its results, next to the run's own results file."""
+    return results_path.parent / "shards" / f"results-{index}.json"
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main(sys.argv[1:]))
