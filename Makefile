@@ -78,11 +78,14 @@ typecheck-only:
 docs: $(STAMP)
 	$(BIN)/python -m kconform.reports.rulebook docs/rules.md
 
-## bench: codec throughput vs kafka-python, target start/stop vs the bare mock (same-run ratios)
+## bench: codec vs kafka-python, targets vs the bare mock, proxy vs direct produce, fuzzing,
+## -j workers vs one process (every figure a ratio measured in the same run)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/codec.py
 	$(BIN)/python benchmarks/targets.py
 	$(BIN)/python benchmarks/suite.py
+	$(BIN)/python benchmarks/proxy.py
+	$(BIN)/python benchmarks/parallel.py
 
 ## chromium: headless browser for the HTML report test (Debian package; needs root)
 chromium:
