@@ -3,63 +3,34 @@
 Interpreting the field list on every call is slow in Python; instead each (struct, version)
 pair is turned once into the source of two small functions, which are cached. Consecutive
 fixed-width fields become one `struct` call, flexible-version strings use compact lengths,
-tagged fields are written sorted by tag. The generated source is kept (``Compiled.source``)
-so a wire-format question can be answered by reading it.
+tagged fields are written sorted by tag, one-byte varints are read and written inline, and
+arrays of same-width elements take the whole-array paths of `codegen_arrays`. The generated
+source is kept (``Compiled.source``) so a wire-format question can be answered by reading it.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kconform.codecs.codegen_runtime import NS_BASE
+from kconform.codecs.codegen_arrays import emit_read_array_fast, emit_write_array_fast
+from kconform.codecs.codegen_source import FIXED, Source, fresh_default, is_fixed
 from kconform.codecs.schema import NULL, Field, Message, Struct
 
-_FIXED: dict[str, tuple[str, int]] = {
-    "bool": ("?", 1), "int8": ("b", 1), "int16": ("h", 2), "uint16": ("H", 2),
-    "int32": ("i", 4), "uint32": ("I", 4), "int64": ("q", 8), "float64": ("d", 8),
-}  # fmt: skip
+Writer = Callable[[bytes | memoryview], None]
+"""Where a generated encoder puts its pieces (`list.append`; the caller joins them)."""
 
 
 @dataclass(frozen=True)
 class Compiled:
     decode: Callable[[memoryview, int, int, bool], tuple[Any, int]]
-    encode: Callable[[Any, Callable[[bytes | memoryview], None], bool], None]
+    encode: Callable[[Any, Writer, bool], None]
     source: str
 
 
-class _Source:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.ns: dict[str, Any] = dict(NS_BASE)
-        self._n = 0
-
-    def tmp(self, prefix: str) -> str:
-        self._n += 1
-        return f"{prefix}{self._n}"
-
-    def const(self, value: Any, prefix: str = "K") -> str:
-        name = self.tmp(prefix)
-        self.ns[name] = value
-        return name
-
-    def __call__(self, indent: int, line: str) -> None:
-        self.lines.append("    " * indent + line)
-
-
-def _fresh_default(src: _Source, cls: type[Struct], f: Field) -> str:
-    """An expression giving a new default value (never a shared mutable one)."""
-    if f.default is not NULL and f.is_array:
-        return "[]"
-    if f.default is not NULL and f.is_struct:
-        return f"{src.const(cls.structs[f.element_type], 'T')}()"
-    return src.const(f.default_value(), "D")
-
-
-def _default_const(src: _Source, cls: type[Struct], f: Field) -> str:
+def _default_const(src: Source, cls: type[Struct], f: Field) -> str:
     """A shared default value, only for comparisons."""
     if f.default is not NULL and f.is_struct and not f.is_array:
         return src.const(cls.structs[f.element_type](), "D")
@@ -74,7 +45,7 @@ def _field_groups(cls: type[Struct], version: int) -> list[Field | tuple[Field, 
     for f in cls.schema_fields:
         if not f.present(version) or f.tagged(version):
             continue
-        if _is_fixed(f):
+        if is_fixed(f):
             run.append(f)
             continue
         if run:
@@ -86,10 +57,6 @@ def _field_groups(cls: type[Struct], version: int) -> list[Field | tuple[Field, 
     return groups
 
 
-def _is_fixed(f: Field) -> bool:
-    return not f.is_array and f.type in _FIXED
-
-
 def compiled(cls: type[Struct], version: int) -> Compiled:
     """Encoder and decoder of message `cls` at `version` (nested structs compile on first use)."""
     assert issubclass(cls, Message)
@@ -98,7 +65,7 @@ def compiled(cls: type[Struct], version: int) -> Compiled:
 
 @cache
 def _compiled(cls: type[Struct], version: int, flexible: bool) -> Compiled:
-    src = _Source()
+    src = Source()
     src.ns["CLS"] = cls
     _gen_decode(src, cls, version, flexible)
     _gen_encode(src, cls, version, flexible)
@@ -107,53 +74,55 @@ def _compiled(cls: type[Struct], version: int, flexible: bool) -> Compiled:
     return Compiled(src.ns["decode"], src.ns["encode"], source)
 
 
-def _nested(src: _Source, cls: type[Struct], f: Field, version: int, flexible: bool) -> str:
-    """A namespace name whose .decode/.encode handle struct type `f.element_type`."""
-    return src.const(_Lazy(cls.structs[f.element_type], version, flexible), "S")
+def _nested(
+    src: Source, cls: type[Struct], f: Field, version: int, flexible: bool
+) -> tuple[str, str]:
+    """Names of the decode and encode functions of struct type `f.element_type`.
 
+    Each name first holds a stub that compiles the struct (keeping recursion out of compile
+    time) and then rebinds the name to the compiled function, so later calls go straight to it.
+    """
+    target = cls.structs[f.element_type]
+    key = (target, version, flexible)
+    if key in src.nested:
+        return src.nested[key]
+    ns = src.ns
+    dec, enc = src.tmp("SD"), src.tmp("SE")
 
-class _Lazy:
-    """Defers compiling a nested struct until first use (keeps recursion out of compile time)."""
+    def first_decode(buf: memoryview, pos: int, end: int, strict: bool) -> tuple[Any, int]:
+        decode = ns[dec] = _compiled(target, version, flexible).decode
+        return decode(buf, pos, end, strict)
 
-    __slots__ = ("_cls", "_compiled", "_flexible", "_version")
+    def first_encode(obj: Any, w: Writer, strict: bool) -> None:
+        encode = ns[enc] = _compiled(target, version, flexible).encode
+        encode(obj, w, strict)
 
-    def __init__(self, cls: type[Struct], version: int, flexible: bool) -> None:
-        self._cls, self._version, self._flexible = cls, version, flexible
-        self._compiled: Compiled | None = None
-
-    def get(self) -> Compiled:
-        if self._compiled is None:
-            self._compiled = _compiled(self._cls, self._version, self._flexible)
-        return self._compiled
-
-    def decode(self, buf: memoryview, pos: int, end: int, strict: bool) -> tuple[Any, int]:
-        return self.get().decode(buf, pos, end, strict)
-
-    def encode(self, obj: Any, w: Callable[[bytes | memoryview], None], strict: bool) -> None:
-        self.get().encode(obj, w, strict)
+    ns[dec], ns[enc] = first_decode, first_encode
+    src.nested[key] = (dec, enc)
+    return dec, enc
 
 
 # --- decoding -------------------------------------------------------------------------------
 
 
-def _gen_decode(src: _Source, cls: type[Struct], version: int, flexible: bool) -> None:
+def _gen_decode(src: Source, cls: type[Struct], version: int, flexible: bool) -> None:
     src(0, "def decode(buf, pos, end, strict):")
     src(1, "fld = ''")
-    src(1, "unk = {}")
+    src(1, "unk = None")
     src(1, "try:")
     src(2, "pass")
     for group in _field_groups(cls, version):
         if isinstance(group, tuple):
             run = group
-            fmt = ">" + "".join(_FIXED[r.type][0] for r in run)
-            size = sum(_FIXED[r.type][1] for r in run)
-            sizes = tuple((r.name, _FIXED[r.type][1]) for r in run)
-            packer, run_k = src.const(struct.Struct(fmt), "P"), src.const(sizes, "R")
+            fmt = ">" + "".join(FIXED[r.type][0] for r in run)
+            size = sum(FIXED[r.type][1] for r in run)
+            sizes = tuple((r.name, FIXED[r.type][1]) for r in run)
+            unpack, run_k = src.struct_method(fmt, "unpack_from"), src.const(sizes, "R")
             src(2, f"if pos + {size} > end:")
             src(3, f"fld, err = run_short({run_k}, pos, end)")
             src(3, "raise err")
             targets = ", ".join(f"v_{r.attr}" for r in run)
-            src(2, f"{targets}, = {packer}.unpack_from(buf, pos)")
+            src(2, f"{targets}, = {unpack}(buf, pos)")
             src(2, f"pos += {size}")
         else:
             src(2, f"fld = {group.name!r}")
@@ -164,24 +133,30 @@ def _gen_decode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
     src(2, "raise exc.within(fld) from None")
     src(1, "o = new(CLS)")
     for f in cls.schema_fields:
-        value = f"v_{f.attr}" if f.present(version) else _fresh_default(src, cls, f)
+        value = f"v_{f.attr}" if f.present(version) else fresh_default(src, cls, f)
         src(1, f"o.{f.attr} = {value}")
-    src(1, "o.unknown_tagged_fields = unk")
+    src(1, "o._unknown = unk")
     src(1, "return o, pos")
 
 
-def _emit_read_tags(src: _Source, cls: type[Struct], version: int, flexible: bool) -> None:
+def _emit_read_tags(src: Source, cls: type[Struct], version: int, flexible: bool) -> None:
     tagged = sorted((f for f in cls.schema_fields if f.tagged(version)), key=lambda f: f.tag or 0)
     for f in tagged:
-        src(2, f"v_{f.attr} = {_fresh_default(src, cls, f)}")
+        src(2, f"v_{f.attr} = {fresh_default(src, cls, f)}")
     src(2, "fld = '<tagged fields>'")
     src(2, "if pos < end and buf[pos] == 0:")
     src(3, "pos += 1")
     src(2, "else:")
-    src(3, "ntags, pos = read_uvarint(buf, pos, end)")
+    _emit_uvarint(src, 3, "ntags", "end")
     src(3, "for _ in range(ntags):")
     src(4, "fld = '<tagged fields>'")
-    src(4, "tag, pos, tend = read_tag_header(buf, pos, end)")
+    # one-byte tag and size inline; anything longer or out of bounds goes to the helper
+    src(4, "if pos + 1 < end and (tag := buf[pos]) < 0x80 and (tsize := buf[pos + 1]) < 0x80"
+           " and tsize <= end - pos - 2:")  # fmt: skip
+    src(5, "pos += 2")
+    src(5, "tend = pos + tsize")
+    src(4, "else:")
+    src(5, "tag, pos, tend = read_tag_header(buf, pos, end)")
     keyword = "if"
     for f in tagged:
         src(4, f"{keyword} tag == {f.tag}:")
@@ -192,16 +167,17 @@ def _emit_read_tags(src: _Source, cls: type[Struct], version: int, flexible: boo
             6, "raise DecodeError('tagged field value does not fill its declared size', offset=pos)"
         )
         keyword = "elif"
+    keep = 5 if tagged else 4
     if tagged:
         src(4, "else:")
-        src(5, "unk[tag] = bytes(buf[pos:tend])")
-    else:
-        src(4, "unk[tag] = bytes(buf[pos:tend])")
+    src(keep, "if unk is None:")
+    src(keep + 1, "unk = {}")
+    src(keep, "unk[tag] = bytes(buf[pos:tend])")
     src(4, "pos = tend")
 
 
 def _emit_read(
-    src: _Source, cls: type[Struct], f: Field, version: int, flexible: bool, var: str, ind: int,
+    src: Source, cls: type[Struct], f: Field, version: int, flexible: bool, var: str, ind: int,
     end: str,
 ) -> None:  # fmt: skip
     flex = flexible if f.flexible_versions is None else version in _versions(f.flexible_versions)
@@ -211,11 +187,11 @@ def _emit_read(
         start = src.tmp("p")  # "exceeds remaining" points at the length prefix, as for strings
         src(ind, f"{start} = pos")
         if flex:
-            src(ind, f"n, pos = read_uvarint(buf, pos, {end})")
+            _emit_uvarint(src, ind, "n", end)
             src(ind, "n -= 1")
         else:
             src(ind, f"if pos + 4 > {end}: raise short_read('array length', pos, 4, {end})")
-            src(ind, "n, = INT32.unpack_from(buf, pos)")
+            src(ind, f"n, = {src.struct_method('>i', 'unpack_from')}(buf, pos)")
             src(ind, "pos += 4")
         src(ind, "if n < 0:")
         _emit_null_check(src, f, nullable, ind + 1, "array")
@@ -226,9 +202,10 @@ def _emit_read(
         src(ind, "else:")
         item, idx, app = src.tmp("e"), src.tmp("i"), src.tmp("a")
         src(ind + 1, f"{app} = {var}.append")
+        first = emit_read_array_fast(src, cls, f, version, flex, var, item, app, ind + 1, end)
         src(ind + 1, f"{idx} = 0")
         src(ind + 1, "try:")
-        src(ind + 2, f"for {idx} in range(n):")
+        src(ind + 2, f"for {idx} in range({first}, n):")
         _emit_read_value(src, cls, f, version, flex, item, ind + 3, end, element=True)
         src(ind + 3, f"{app}({item})")
         src(ind + 1, "except DecodeError as exc:")
@@ -237,29 +214,58 @@ def _emit_read(
     _emit_read_value(src, cls, f, version, flex, var, ind, end, element=False)
 
 
+def _emit_uvarint(src: Source, ind: int, var: str, end: str) -> None:
+    """Reads an unsigned varint into `var`, the one-byte case inline (no call)."""
+    src(ind, f"if pos < {end} and ({var} := buf[pos]) < 0x80:")
+    src(ind + 1, "pos += 1")
+    src(ind, "else:")
+    src(ind + 1, f"{var}, pos = read_uvarint(buf, pos, {end})")
+
+
 def _emit_read_value(
-    src: _Source, cls: type[Struct], f: Field, version: int, flex: bool, var: str, ind: int,
+    src: Source, cls: type[Struct], f: Field, version: int, flex: bool, var: str, ind: int,
     end: str, *, element: bool,
 ) -> None:  # fmt: skip
     t = f.element_type
     nullable = f.nullable(version) and not element
-    if t in _FIXED:
-        fmt, size = _FIXED[t]
-        packer = src.const(struct.Struct(">" + fmt), "P")
+    if t in FIXED:
+        fmt, size = FIXED[t]
+        unpack = src.struct_method(">" + fmt, "unpack_from")
         src(ind, f"if pos + {size} > {end}: raise short_read({t!r}, pos, {size}, {end})")
-        src(ind, f"{var}, = {packer}.unpack_from(buf, pos)")
+        src(ind, f"{var}, = {unpack}(buf, pos)")
         src(ind, f"pos += {size}")
     elif t == "uuid":
-        src(ind, f"{var}, pos = read_uuid(buf, pos, {end})")
+        # wire.read_uuid, inline: the UUID's slots are filled directly (UUID() validates)
+        src(ind, f"if pos + 16 > {end}: raise short_read('uuid', pos, 16, {end})")
+        src(ind, f"{var} = new(UUID)")
+        src(ind, f"set_uuid_int({var}, from_bytes(buf[pos : pos + 16], 'big'))")
+        src(ind, f"set_uuid_is_safe({var}, UUID_UNKNOWN)")
+        src(ind, "pos += 16")
     elif t in ("string", "bytes", "records"):
         reader = {"string": "string", "bytes": "bytes", "records": "bytes"}[t]
         reader = f"read_compact_{reader}" if flex else f"read_{reader}"
-        src(ind, f"{var}, pos = {reader}(buf, pos, {end})")
+        if flex:  # a length that fits in one byte is read inline; the reader does the rest
+            length = src.tmp("L")
+            fits = f"pos + {length} <= {end}"
+            src(ind, f"if pos < {end} and 0 < ({length} := buf[pos]) < 0x80 and {fits}:")
+            if t == "string":
+                src(ind + 1, "try:")
+                src(ind + 2, f"{var} = str(buf[pos + 1 : pos + {length}], 'utf-8')")
+                src(ind + 2, f"pos += {length}")
+                src(ind + 1, "except UnicodeDecodeError:")
+                src(ind + 2, f"{var}, pos = {reader}(buf, pos, {end})  # raises, with the offset")
+            else:
+                src(ind + 1, f"{var} = buf[pos + 1 : pos + {length}]")
+                src(ind + 1, f"pos += {length}")
+            src(ind, "else:")
+            src(ind + 1, f"{var}, pos = {reader}(buf, pos, {end})")
+        else:
+            src(ind, f"{var}, pos = {reader}(buf, pos, {end})")
         if not nullable:
             src(ind, f"if {var} is None:")
             _emit_null_check(src, f, False, ind + 1, t)
     else:
-        nested = _nested(src, cls, f, version, flex)
+        decode = _nested(src, cls, f, version, flex)[0]
         if nullable:
             src(ind, f"if pos + 1 > {end}: raise short_read('struct marker', pos, 1, {end})")
             src(ind, "marker = buf[pos]")
@@ -267,12 +273,12 @@ def _emit_read_value(
             src(ind, "if marker == 0xff:")
             src(ind + 1, f"{var} = None")
             src(ind, "else:")
-            src(ind + 1, f"{var}, pos = {nested}.decode(buf, pos, {end}, strict)")
+            src(ind + 1, f"{var}, pos = {decode}(buf, pos, {end}, strict)")
         else:
-            src(ind, f"{var}, pos = {nested}.decode(buf, pos, {end}, strict)")
+            src(ind, f"{var}, pos = {decode}(buf, pos, {end}, strict)")
 
 
-def _emit_null_check(src: _Source, f: Field, nullable: bool, ind: int, what: str) -> None:
+def _emit_null_check(src: Source, f: Field, nullable: bool, ind: int, what: str) -> None:
     if not nullable:
         src(ind, "if strict:")
         src(ind + 1, f"raise DecodeError('non-nullable {what} was serialized as null', offset=pos)")
@@ -287,7 +293,7 @@ def _versions(text: str) -> Any:
 # --- encoding -------------------------------------------------------------------------------
 
 
-def _gen_encode(src: _Source, cls: type[Struct], version: int, flexible: bool) -> None:
+def _gen_encode(src: Source, cls: type[Struct], version: int, flexible: bool) -> None:
     src(0, "def encode(o, w, strict):")
     src(1, "fld = ''")
     src(1, "try:")
@@ -304,9 +310,9 @@ def _gen_encode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
             )
     for group in _field_groups(cls, version):
         if isinstance(group, tuple):
-            packer = src.const(struct.Struct(">" + "".join(_FIXED[r.type][0] for r in group)), "P")
+            pack = src.struct_method(">" + "".join(FIXED[r.type][0] for r in group), "pack")
             src(2, f"fld = {group[0].name!r}")
-            src(2, f"w({packer}.pack({', '.join(f'o.{r.attr}' for r in group)}))")
+            src(2, f"w({pack}({', '.join(f'o.{r.attr}' for r in group)}))")
         else:
             src(2, f"fld = {group.name!r}")
             _emit_write(src, cls, group, version, flexible, f"o.{group.attr}", 2, "w")
@@ -318,9 +324,9 @@ def _gen_encode(src: _Source, cls: type[Struct], version: int, flexible: bool) -
     src(2, f"raise EncodeError(f'{cls.struct_name}.{{fld}}: {{exc}}') from None")
 
 
-def _emit_write_tags(src: _Source, cls: type[Struct], version: int, flexible: bool) -> None:
+def _emit_write_tags(src: Source, cls: type[Struct], version: int, flexible: bool) -> None:
     tagged = sorted((f for f in cls.schema_fields if f.tagged(version)), key=lambda f: f.tag or 0)
-    src(2, "unk = o.unknown_tagged_fields")
+    src(2, "unk = o._unknown  # None or a dict")
     if not tagged:
         src(2, "if not unk:")
         src(3, "w(b'\\x00')")
@@ -332,6 +338,10 @@ def _emit_write_tags(src: _Source, cls: type[Struct], version: int, flexible: bo
         value = f"v_{f.attr}"
         src(2, f"{value} = o.{f.attr}")
         src(2, f"if {value} != {default}:")
+        if is_fixed(f):
+            pack = src.struct_method(">" + FIXED[f.type][0], "pack")
+            src(3, f"tagged.append(({f.tag}, {pack}({value})))")
+            continue
         src(3, "sub = []")
         _emit_write(src, cls, f, version, flexible, value, 3, "sub.append")
         src(3, f"tagged.append(({f.tag}, b''.join(sub)))")
@@ -339,15 +349,20 @@ def _emit_write_tags(src: _Source, cls: type[Struct], version: int, flexible: bo
     src(2, "if unk:")
     src(3, "tagged.extend(unk.items())")
     src(3, "tagged.sort(key=lambda kv: kv[0])")
-    src(2, "w(uv(len(tagged)))")
+    _emit_write_length(src, 2, "w", "tagged", plus=0)
     src(2, "for tag, data in tagged:")
-    src(3, "w(uv(tag))")
-    src(3, "w(uv(len(data)))")
+    src(3, "size = len(data)")
+    src(3, "if 0 <= tag < 0x80 and size < 0x80:")  # one byte each, the usual case
+    src(4, "w(UVT[tag])")
+    src(4, "w(UVT[size])")
+    src(3, "else:")
+    src(4, "w(uv(tag))")
+    src(4, "w(uv(size))")
     src(3, "w(data)")
 
 
 def _emit_write(
-    src: _Source, cls: type[Struct], f: Field, version: int, flexible: bool, expr: str, ind: int,
+    src: Source, cls: type[Struct], f: Field, version: int, flexible: bool, expr: str, ind: int,
     w: str,
 ) -> None:  # fmt: skip
     flex = flexible if f.flexible_versions is None else version in _versions(f.flexible_versions)
@@ -361,12 +376,13 @@ def _emit_write(
         src(ind + 1, f"{w}({null_marker!r})")
         src(ind, "else:")
         if flex:
-            src(ind + 1, f"{w}(uv(len({var}) + 1))")
+            _emit_write_length(src, ind + 1, w, var)
         else:
-            src(ind + 1, f"{w}(INT32.pack(len({var})))")
+            src(ind + 1, f"{w}({src.struct_method('>i', 'pack')}(len({var})))")
         item = src.tmp("e")
-        src(ind + 1, f"for {item} in {var}:")
-        _emit_write_value(src, cls, f, version, flex, item, ind + 2, w, element=True)
+        loop = emit_write_array_fast(src, cls, f, version, flex, var, item, ind + 1, w)
+        src(loop, f"for {item} in {var}:")
+        _emit_write_value(src, cls, f, version, flex, item, loop + 1, w, element=True)
         return
     _emit_write_value(src, cls, f, version, flex, var, ind, w, element=False)
 
@@ -375,15 +391,22 @@ _COMPACT_NULL = b"\x00"
 _ARRAY_NULL = b"\xff\xff\xff\xff"
 
 
+def _emit_write_length(src: Source, ind: int, w: str, var: str, plus: int = 1) -> None:
+    """Writes `len(var) + plus` as a varint (a compact length when `plus` is 1), taken from a
+    table when short."""
+    k = src.tmp("k")
+    src(ind, f"{k} = len({var}) + {plus}")
+    src(ind, f"{w}(UVT[{k}] if {k} < 0x80 else uv({k}))")
+
+
 def _emit_write_value(
-    src: _Source, cls: type[Struct], f: Field, version: int, flex: bool, var: str, ind: int,
+    src: Source, cls: type[Struct], f: Field, version: int, flex: bool, var: str, ind: int,
     w: str, *, element: bool,
 ) -> None:  # fmt: skip
     t = f.element_type
     nullable = f.nullable(version) and not element
-    if t in _FIXED:
-        packer = src.const(struct.Struct(">" + _FIXED[t][0]), "P")
-        src(ind, f"{w}({packer}.pack({var}))")
+    if t in FIXED:
+        src(ind, f"{w}({src.struct_method('>' + FIXED[t][0], 'pack')}({var}))")
     elif t == "uuid":
         src(ind, f"{w}({var}.bytes)")
     elif t in ("string", "bytes", "records"):
@@ -403,25 +426,25 @@ def _emit_write_value(
                     "raise EncodeError(f'string of {len(" + data + ")} bytes exceeds 32767')",
                 )
         if flex:
-            src(ind + 1, f"{w}(uv(len({data}) + 1))")
+            _emit_write_length(src, ind + 1, w, data)
         elif t == "string":
-            src(ind + 1, f"{w}(INT16.pack(len({data})))")
+            src(ind + 1, f"{w}({src.struct_method('>h', 'pack')}(len({data})))")
         else:
-            src(ind + 1, f"{w}(INT32.pack(len({data})))")
+            src(ind + 1, f"{w}({src.struct_method('>i', 'pack')}(len({data})))")
         src(ind + 1, f"{w}({data})")
     else:
-        nested = _nested(src, cls, f, version, flex)
+        encode = _nested(src, cls, f, version, flex)[1]
         if nullable:
             src(ind, f"if {var} is None:")
             src(ind + 1, f"{w}(b'\\xff')")
             src(ind, "else:")
             src(ind + 1, f"{w}(b'\\x01')")
-            src(ind + 1, f"{nested}.encode({var}, {w}, strict)")
+            src(ind + 1, f"{encode}({var}, {w}, strict)")
         else:
-            src(ind, f"{nested}.encode({var}, {w}, strict)")
+            src(ind, f"{encode}({var}, {w}, strict)")
 
 
-def _emit_write_null(src: _Source, f: Field, nullable: bool, ind: int, what: str) -> None:
+def _emit_write_null(src: Source, f: Field, nullable: bool, ind: int, what: str) -> None:
     if not nullable:
         src(ind, "if strict:")
         src(ind + 1, f"raise EncodeError('non-nullable {what} is None')")

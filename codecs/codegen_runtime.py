@@ -4,7 +4,10 @@ every function it compiles (wire primitives, error constructors, cached varints)
 from __future__ import annotations
 
 import struct
+import uuid
 from collections.abc import Callable
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from kconform.codecs import wire
@@ -53,10 +56,16 @@ NS_BASE: dict[str, Any] = {
     "read_compact_string": wire.read_compact_string,
     "read_bytes": wire.read_bytes,
     "read_compact_bytes": wire.read_compact_bytes,
-    "read_uuid": wire.read_uuid,
     "uv": _uvarint_cached(),
-    "INT16": wire.INT16,
-    "INT32": wire.INT32,
+    "UVT": tuple(wire.uvarint(i) for i in range(0x80)),  # one-byte varints, for inline lookups
+    "FIRST": itemgetter(0),  # the value of a one-field `iter_unpack` tuple
+    "struct_pack": struct.pack,
     "struct_error": struct.error,
     "new": object.__new__,
+    "UUID": uuid.UUID,
+    "set_uuid_int": uuid.UUID.__dict__["int"].__set__,  # the slots: UUID.__setattr__ refuses
+    "set_uuid_is_safe": uuid.UUID.__dict__["is_safe"].__set__,
+    "UUID_UNKNOWN": uuid.SafeUUID.unknown,
+    "from_bytes": int.from_bytes,
+    "repeat": repeat,
 }

@@ -166,7 +166,10 @@ class _StructMeta(type):
 class Struct(metaclass=_StructMeta):
     """Base of every generated struct class: one attribute per declared field."""
 
-    __slots__ = ("unknown_tagged_fields",)
+    # None until a tagged field this declaration does not know is seen or the attribute is
+    # read: most decoded structs have none, and building an empty dict for each one costs.
+    __slots__ = ("_unknown",)
+    _unknown: dict[int, bytes] | None
     struct_name: ClassVar[str] = "Struct"
     schema_fields: ClassVar[tuple[Field, ...]] = ()
     structs: ClassVar[dict[str, type[Struct]]] = {}
@@ -185,15 +188,27 @@ class Struct(metaclass=_StructMeta):
             else:
                 value = f.default_value()
             setattr(self, f.attr, value)
-        self.unknown_tagged_fields: dict[int, bytes] = values.pop("unknown_tagged_fields", {})
+        self._unknown = values.pop("unknown_tagged_fields", None)
         if values:
             raise TypeError(f"{self.struct_name} has no field(s) {', '.join(sorted(values))}")
+
+    @property
+    def unknown_tagged_fields(self) -> dict[int, bytes]:
+        """Tagged fields the declaration does not know, by tag; written back on encode."""
+        unknown = self._unknown
+        if unknown is None:
+            unknown = self._unknown = {}
+        return unknown
+
+    @unknown_tagged_fields.setter
+    def unknown_tagged_fields(self, value: dict[int, bytes]) -> None:
+        self._unknown = value
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
         return all(getattr(self, a) == getattr(other, a) for a in self._slots()) and (
-            self.unknown_tagged_fields == other.unknown_tagged_fields
+            (self._unknown or {}) == (other._unknown or {})  # None and {} alike
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass
@@ -204,7 +219,7 @@ class Struct(metaclass=_StructMeta):
 
     def __repr__(self) -> str:
         parts = [f"{a}={getattr(self, a)!r}" for a in self._slots()]
-        if self.unknown_tagged_fields:
+        if self._unknown:
             parts.append(f"unknown_tagged_fields={self.unknown_tagged_fields!r}")
         return f"{self.struct_name}({', '.join(parts)})"
 
@@ -262,7 +277,14 @@ class Message(Struct):
     ) -> Self:
         """Decode exactly one body; trailing bytes are an error. Byte fields are views of `data`."""
         buf = data if isinstance(data, memoryview) else memoryview(data)
-        obj, pos = cls.decode_from(buf, 0, len(buf), version, strict=strict)
+        codec = cls._codecs.get(version)
+        if codec is None:  # first use, or a version to refuse: decode_from does both
+            obj, pos = cls.decode_from(buf, 0, len(buf), version, strict=strict)
+        else:
+            try:
+                obj, pos = codec.decode(buf, 0, len(buf), strict)
+            except DecodeError as exc:
+                raise exc.within(cls.struct_name) from None
         if pos != len(buf):
             raise DecodeError(
                 f"{len(buf) - pos} trailing bytes", offset=pos, path=(cls.struct_name,)

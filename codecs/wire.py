@@ -104,6 +104,10 @@ def uvarint(value: int) -> bytes:
         raise EncodeError(f"unsigned varint out of range: {value}")
     if value < 0x80:
         return bytes((value,))
+    if value < 0x4000:  # two and three bytes spelt out: lengths of most byte fields
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
+    if value < 0x200000:
+        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -154,7 +158,17 @@ def _read_unsigned(buf: Buffer, pos: int, end: int, max_bytes: int, what: str) -
 
 def read_uvarint(buf: Buffer, pos: int, end: int) -> tuple[int, int]:
     """Unsigned varint of at most 5 bytes; values above 2**32-1 are an error, as in Kafka."""
-    if pos < end:
+    if pos + 2 < end:  # up to three bytes without the general loop (lengths below 2 MiB)
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        c = buf[pos + 1]
+        if c < 0x80:
+            return (b & 0x7F) | (c << 7), pos + 2
+        d = buf[pos + 2]
+        if d < 0x80:
+            return (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14), pos + 3
+    elif pos < end:
         b = buf[pos]
         if b < 0x80:
             return b, pos + 1
@@ -239,7 +253,8 @@ def read_compact_bytes(buf: memoryview, pos: int, end: int) -> tuple[memoryview 
 
 
 _new_uuid = uuid.UUID.__new__
-_set = object.__setattr__
+_set_int = uuid.UUID.__dict__["int"].__set__  # the slots themselves: UUID.__setattr__ refuses
+_set_is_safe = uuid.UUID.__dict__["is_safe"].__set__
 _from_bytes = int.from_bytes
 
 
@@ -248,8 +263,8 @@ def read_uuid(buf: Buffer, pos: int, end: int) -> tuple[uuid.UUID, int]:
         raise short_read("uuid", pos, 16, end)
     # uuid.UUID(bytes=...) validates arguments we already know are right; it costs 3x this.
     value = _new_uuid(uuid.UUID)
-    _set(value, "int", _from_bytes(buf[pos : pos + 16], "big"))
-    _set(value, "is_safe", uuid.SafeUUID.unknown)
+    _set_int(value, _from_bytes(buf[pos : pos + 16], "big"))
+    _set_is_safe(value, uuid.SafeUUID.unknown)
     return value, pos + 16
 
 
