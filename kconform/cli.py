@@ -346,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
     certify.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
-                         "twice the cores; a client case mostly waits on the client)")  # fmt: skip
+                         "four per core; a client case mostly waits on the client)")  # fmt: skip
     certify.set_defaults(func=_cmd_certify)
 
     listing = sub.add_parser("list", help="every case id with level, spec reference and title")

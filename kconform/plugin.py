@@ -193,11 +193,21 @@ def _select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
         shard = parse_shard(text)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
-    mine = share([f"{item.path}::{_subject(item)}" for item in items], shard)
+    mine = share([_shard_group(item) for item in items], shard)
     drop = [item for item, keep in zip(items, mine, strict=True) if not keep]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item, keep in zip(items, mine, strict=True) if keep]
+
+
+def _shard_group(item: pytest.Item) -> str:
+    """What must run in one worker: the cases of a suite file that records client runs its cases
+    share (the module sets SHARES_RECORDINGS) stay together per subject; any other case stands
+    alone (each worker has its own target, so a disruptive case only ends its own worker's)."""
+    module = getattr(item, "module", None)
+    if getattr(module, "SHARES_RECORDINGS", False):
+        return f"{item.path}::{_subject(item)}"
+    return item.nodeid
 
 
 def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,11 +5,12 @@ the waits overlap when the cases run side by side. Each worker is a pytest proce
 with its own targets (a reference target, its proxy and mock), its own client processes and its
 own results file; nothing is shared, so a case cannot see another's traffic or subscriptions.
 
-The split keeps together what must stay together: cases of one suite file against one subject
-(a target or a client) form a group, because they share recorded client runs
-(`suites.client.helpers.shared_run`) and a target's disruptive cases must run after the others
-on that same target. Every worker collects the same cases and computes the same assignment
-(largest group first, to the least loaded worker), then keeps its own share.
+The split keeps together only what must stay together: the cases of a suite file that judge
+one recorded client run (`suites.client.helpers.shared_run`; the module says so with
+SHARES_RECORDINGS) form one group per subject; every other case is a group of its own (each
+worker has its own targets, so a disruptive case ends only its own worker's). Every worker
+collects the same cases and computes the same assignment (largest group first, to the least
+loaded worker), then keeps its own share.
 
 A worker dies with the run: SIGTERM from the kernel when the process that started it dies
 (PR_SET_PDEATHSIG), and Ctrl-C reaches the workers as it reaches the run (same process group).
@@ -75,12 +76,14 @@ def share(keys: Sequence[str], shard: Shard) -> list[bool]:
 
 
 def default_jobs() -> int:
-    """Twice the usable cores: a waiting case uses almost none, a client process some."""
+    """Four per usable core: a waiting case uses almost no CPU and a client process little
+    (certify --client confluent-kafka used 17 s of CPU in 103 s), and one worker per suite file
+    lets the longest file alone set the wall time."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, 2 * cores)
+    return max(1, 4 * cores)
 
 
 def _die_with_run() -> None:

@@ -34,6 +34,8 @@ from kconform.suites.client.timing import distribution, gaps
 from kconform.suites.client.traffic import API_VERSIONS
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
 
+SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
+
 BEHAVIOR = "KIP-714 Client behavior"
 
 

@@ -24,6 +24,8 @@ from kconform.suites.client.helpers import (
 )
 from kconform.suites.client.helpers_payload import RUNS, expect_rules, judge
 
+SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
+
 # --- rule cases ---------------------------------------------------------------------------------
 
 ENCODING = "KIP-714 Metrics naming and format / Encoding"

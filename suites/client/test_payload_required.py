@@ -27,6 +27,8 @@ from kconform.suites.client.helpers import (
 from kconform.suites.client.helpers_payload import expect_rules, judge
 from kconform.suites.client.scripted import ScriptedTelemetry
 
+SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
+
 
 async def _consumer_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
     scenario = Scenario.consume(TOPIC, group=check.unique("group"), seconds=5.0)

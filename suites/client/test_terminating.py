@@ -19,6 +19,8 @@ from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client, shared_run
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 
+SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
+
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
 PROMPT = 1.0  # seconds from the start of close() to the final push
