@@ -179,6 +179,16 @@ def _decode_exact(
     return body
 
 
+def frame_size(buffer: bytes | bytearray | memoryview, offset: int, max_frame_size: int) -> int:
+    """The size prefix at `offset` (4 bytes must be there); DecodeError outside 0..max."""
+    (size,) = INT32.unpack_from(buffer, offset)
+    if size < 0 or size > max_frame_size:
+        raise DecodeError(
+            f"frame size {size} outside 0..{max_frame_size}", offset=0, path=("Frame",)
+        )
+    return int(size)
+
+
 class FrameReader:
     """Splits a byte stream into frames (payloads without their size prefix)."""
 
@@ -191,11 +201,7 @@ class FrameReader:
         self._buffer += data
         frames: list[bytes] = []
         while len(self._buffer) >= 4:
-            (size,) = INT32.unpack_from(self._buffer, 0)
-            if size < 0 or size > self.max_frame_size:
-                raise DecodeError(
-                    f"frame size {size} outside 0..{self.max_frame_size}", offset=0, path=("Frame",)
-                )
+            size = frame_size(self._buffer, 0, self.max_frame_size)
             if len(self._buffer) < 4 + size:
                 break
             frames.append(bytes(self._buffer[4 : 4 + size]))

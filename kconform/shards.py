@@ -19,7 +19,6 @@ Their own children (targets, clients) already die with them.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -28,8 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kconform.fixtures.targets.nanny import signal_on_parent_death
+
 SHARD_OPTION = "--kconform-shard"
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,9 @@ def default_jobs() -> int:
 
 
 def _die_with_run() -> None:
-    """In the worker, before exec: SIGTERM when the run that started it dies (Linux)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # elsewhere, Ctrl-C and a normal exit still reach it
-        pass
+    """In the worker, before exec: SIGTERM when the run that started it dies (Linux;
+    elsewhere Ctrl-C and a normal exit still reach it)."""
+    signal_on_parent_death(signal.SIGTERM)
 
 
 def run_workers(worker_args: Sequence[Sequence[str]], *, verbose: bool) -> list[int]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import functools
 import random
 import signal
@@ -33,6 +32,7 @@ from typing import Any
 from kconform.codecs.framing import Correlator, FrameReader
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError
+from kconform.fixtures.targets.nanny import signal_on_parent_death
 from kconform.soak.client import Connect, Disconnect, Event, Finished, Send, SimClient, Wait
 from kconform.soak.payload import make_profile
 
@@ -304,7 +304,6 @@ def _release(waiter: asyncio.Future[None]) -> None:
 
 
 STOP_SPREAD = 5.0  # seconds over which a fleet's clients close at the end of a run
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def worker_main(connection: Connection, config: FleetConfig, stop_timeout: float) -> None:
@@ -317,9 +316,7 @@ def worker_main(connection: Connection, config: FleetConfig, stop_timeout: float
 def _die_with_parent() -> None:
     """Linux: SIGTERM this worker when the coordinator dies (even by SIGKILL); elsewhere the
     closed pipe still stops it, only later."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal_on_parent_death(signal.SIGTERM)
 
 
 async def _worker(connection: Connection, config: FleetConfig, stop_timeout: float) -> None:
