@@ -201,12 +201,12 @@ def _select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 def _shard_group(item: pytest.Item) -> str:
-    """What must run in one worker: the cases of a suite file that records client runs its cases
-    share (the module sets SHARES_RECORDINGS) stay together per subject; any other case stands
+    """What must run in one worker: client cases that judge one recorded run (`case(shares=)`)
+    stay together per subject and recipe, so the run is recorded once; any other case stands
     alone (each worker has its own target, so a disruptive case only ends its own worker's)."""
-    module = getattr(item, "module", None)
-    if getattr(module, "SHARES_RECORDINGS", False):
-        return f"{item.path}::{_subject(item)}"
+    info = _info(item)
+    if info is not None and info.shares is not None:
+        return f"{info.shares}::{_subject(item)}"
     return item.nodeid
 
 

@@ -5,12 +5,12 @@ the waits overlap when the cases run side by side. Each worker is a pytest proce
 with its own targets (a reference target, its proxy and mock), its own client processes and its
 own results file; nothing is shared, so a case cannot see another's traffic or subscriptions.
 
-The split keeps together only what must stay together: the cases of a suite file that judge
-one recorded client run (`suites.client.helpers.shared_run`; the module says so with
-SHARES_RECORDINGS) form one group per subject; every other case is a group of its own (each
-worker has its own targets, so a disruptive case ends only its own worker's). Every worker
-collects the same cases and computes the same assignment (largest group first, to the least
-loaded worker), then keeps its own share.
+The split keeps together only what should stay together: the cases that judge one recorded
+client run (`suites.client.helpers.shared_run`; each says which with `case(shares=...)`) form
+one group per subject and recipe, so the run is recorded once; every other case is a group of
+its own (each worker has its own targets, so a disruptive case ends only its own worker's).
+Every worker collects the same cases and computes the same assignment (largest group first, to
+the least loaded worker), then keeps its own share.
 
 A worker dies with the run: SIGTERM from the kernel when the process that started it dies
 (PR_SET_PDEATHSIG), and Ctrl-C reaches the workers as it reaches the run (same process group).

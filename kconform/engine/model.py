@@ -50,6 +50,9 @@ class CaseInfo:
     requires: frozenset[Capability]
     kind: str  # "broker" or "client"
     rules: tuple[str, ...] = ()  # rule-book ids; the first sets the level
+    # client cases: the recorded client run it judges with other cases (`shared_run`'s recipe);
+    # `kconform -j` keeps the cases of one recipe in one worker, so the run is recorded once
+    shares: str | None = None
 
 
 CASES: dict[str, CaseInfo] = {}
@@ -65,6 +68,7 @@ def case(
     level: Level | str,
     requires: Iterable[Capability] = (),
     kind: str = "broker",
+    shares: str | None = None,
 ) -> Callable[[F], F]:
     """Declare a test function a conformance case (see the module docstring)."""
     if not CASE_ID.match(id):
@@ -79,7 +83,7 @@ def case(
         raise ValueError(
             f"case {id!r} is {level} but its first rule {judged[0]} is {RULES[judged[0]].level}"
         )
-    info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind, judged)
+    info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind, judged, shares)
 
     def mark(function: F) -> F:
         known = CASES.get(id)

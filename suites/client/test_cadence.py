@@ -112,6 +112,7 @@ async def test_first_push_jitter(
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="baseline",
 )
 async def test_push_interval(
     client: ClientDriver, client_target: BrokerTarget, check: Check

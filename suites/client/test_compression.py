@@ -108,6 +108,7 @@ async def test_empty_list(client: ClientDriver, client_target: BrokerTarget, che
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
+    shares="baseline",
 )
 async def test_large_payload(
     client: ClientDriver, client_target: BrokerTarget, check: Check

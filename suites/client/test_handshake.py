@@ -34,8 +34,6 @@ from kconform.suites.client.timing import distribution, gaps
 from kconform.suites.client.traffic import API_VERSIONS
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
 
-SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
-
 BEHAVIOR = "KIP-714 Client behavior"
 
 
@@ -170,6 +168,7 @@ async def test_null_id_echo(
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
+    shares="baseline",
 )
 async def test_single_connection(
     client: ClientDriver, client_target: BrokerTarget, check: Check
@@ -212,6 +211,7 @@ async def _empty_run(check: Check, client: ClientDriver, target: BrokerTarget) -
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="empty_subscription",
 )
 async def test_empty_subscription(
     client: ClientDriver, client_target: BrokerTarget, check: Check
@@ -236,6 +236,7 @@ async def test_empty_subscription(
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
+    shares="empty_subscription",
 )
 async def test_empty_subscription_reget(
     client: ClientDriver, client_target: BrokerTarget, check: Check

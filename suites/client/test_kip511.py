@@ -84,6 +84,7 @@ def _judge_identity(check: Check, recording: Recording, pattern: re.Pattern[str]
     spec=f"{IDENTITY}; KIP-511 Validation ([\\.\\-_a-zA-Z0-9])+",
     level=Level.MUST,
     kind="client",
+    shares="baseline",
 )
 async def test_software_identity(
     client: ClientDriver, client_target: BrokerTarget, check: Check
@@ -98,6 +99,7 @@ async def test_software_identity(
     spec=f"{IDENTITY}; ruling 9, B.1 (Apache's SOFTWARE_NAME_VERSION_PATTERN)",
     level=Level.SHOULD,
     kind="client",
+    shares="baseline",
 )
 async def test_software_identity_apache(
     client: ClientDriver, client_target: BrokerTarget, check: Check

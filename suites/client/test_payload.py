@@ -24,8 +24,6 @@ from kconform.suites.client.helpers import (
 )
 from kconform.suites.client.helpers_payload import RUNS, expect_rules, judge
 
-SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
-
 # --- rule cases ---------------------------------------------------------------------------------
 
 ENCODING = "KIP-714 Metrics naming and format / Encoding"
@@ -154,6 +152,7 @@ def _rule_case(suffix: str) -> Any:
         level=level,
         requires=TELEMETRY,
         kind="client",
+        shares=run,
     )
     async def test(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
         recording = await RUNS[run](check, client, client_target)

@@ -27,8 +27,6 @@ from kconform.suites.client.helpers import (
 from kconform.suites.client.helpers_payload import expect_rules, judge
 from kconform.suites.client.scripted import ScriptedTelemetry
 
-SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
-
 
 async def _consumer_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
     scenario = Scenario.consume(TOPIC, group=check.unique("group"), seconds=5.0)
@@ -71,6 +69,7 @@ def _expect_required(check: Check, recording: Recording, client_type: Any) -> No
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="baseline",
 )
 async def test_required_producer(
     client: ClientDriver, client_target: BrokerTarget, check: Check
@@ -86,6 +85,7 @@ async def test_required_producer(
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="consumer",
 )
 async def test_required_consumer(
     client: ClientDriver, client_target: BrokerTarget, check: Check

@@ -19,8 +19,6 @@ from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import TELEMETRY, Recording, run_client, shared_run
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
 
-SHARES_RECORDINGS = True  # cases judge one recorded client run: one worker (kconform -j)
-
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
 PROMPT = 1.0  # seconds from the start of close() to the final push
@@ -74,6 +72,7 @@ def _closing(check: Check, recording: Recording) -> float:
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
+    shares="termination",
 )
 async def test_final_push(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
     recording = await _termination_run(check, client, client_target)
@@ -101,6 +100,7 @@ async def test_final_push(client: ClientDriver, client_target: BrokerTarget, che
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="termination",
 )
 async def test_single_terminating(
     client: ClientDriver, client_target: BrokerTarget, check: Check
