@@ -302,6 +302,7 @@ def check(request: pytest.FixtureRequest, runtime: LoopThread) -> Iterator[Check
     if info is None:
         raise pytest.UsageError(f"{request.node.nodeid} uses `check` but is not an @case")
     target: BrokerTarget | None = None
+    death: str | None = None
     if "target" in request.fixturenames:
         target = request.getfixturevalue("target")
         state: RunState = request.config.stash[_STATE]
@@ -310,6 +311,7 @@ def check(request: pytest.FixtureRequest, runtime: LoopThread) -> Iterator[Check
         missing = sorted(info.requires - target.capabilities)
         if missing:
             pytest.skip(f"{UNSUPPORTED_PREFIX}{target.name} lacks {', '.join(missing)}")
+        death = state.revive(target)
     if "client" in request.fixturenames:
         driver = request.getfixturevalue("client")
         target = request.getfixturevalue("client_target")
@@ -317,6 +319,9 @@ def check(request: pytest.FixtureRequest, runtime: LoopThread) -> Iterator[Check
         if missing:
             pytest.skip(f"{UNSUPPORTED_PREFIX}{driver.name} lacks {', '.join(missing)}")
     recorder = Check(info, target)
+    if death is not None and target is not None:
+        recorder.note(f"{target.name} was started anew for this case; an earlier case had "
+                      f"crashed it: {death}")  # fmt: skip
     if "client" in request.fixturenames:
         recorder.subject = request.getfixturevalue("client")
     request.node.stash[_CHECK] = recorder

@@ -77,6 +77,23 @@ class RunState:
             self.results.subjects.append(info)
         return self.targets[spec.label]
 
+    def revive(self, target: BrokerTarget) -> str | None:
+        """Start an embedded target anew if an earlier case crashed it, and say how it died.
+
+        The case that crashed it has judged the crash already; without a fresh instance every
+        later case would end in `error` on a dead target, which says nothing about the subject.
+        Targets the harness cannot restart (real brokers, external clusters) are left as found:
+        the next case meets the dead target and reports it as a harness error."""
+        if not target.revivable:
+            return None
+        try:
+            target.check_alive()
+            return None
+        except TargetError as exc:
+            death = str(exc)
+        target.revive()  # a TargetError here ends the case in `error`: it cannot be run
+        return death
+
     def record(self, result: CaseResult) -> None:
         self.results.results.append(result)
         if time.monotonic() - self._flushed >= FLUSH_EVERY:

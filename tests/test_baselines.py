@@ -62,8 +62,10 @@ def test_every_non_pass_apache_verdict_says_why(path: Path) -> None:
 def test_every_baseline_is_well_formed(path: Path) -> None:
     data = json.loads(path.read_text())
     assert isinstance(data.get("subject"), str)
-    for entry in load_baseline(path).values():
+    for case_id, entry in load_baseline(path).items():
         assert set(baseline_verdicts(entry)) <= set(VERDICTS)
+        # an error is the harness's defect: no subject's baseline may expect one
+        assert "error" not in baseline_verdicts(entry), case_id
     brokers = data.get("brokers")
     assert brokers is None or (isinstance(brokers, int) and brokers > 1)
 

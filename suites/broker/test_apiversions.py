@@ -10,7 +10,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
-from kconform.engine.check import Check
+from kconform.engine.check import Check, Unsupported
 from kconform.engine.model import Level, case
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
@@ -28,6 +28,21 @@ async def api_versions(
     body = ApiVersionsRequest(client_software_name=name, client_software_version=software_version)
     response = await conn.request(body, version)
     return conn, response
+
+
+async def needs_v3(check: Check) -> None:
+    """KIP-511's fields exist from ApiVersions v3 on: a broker that advertises less does not
+    implement them (its answer to v3 is the fallback, judged by the fallback case)."""
+    _, response = await api_versions(check, 0)
+    own = next((k for k in response.body.api_keys if k.api_key == API_VERSIONS), None)
+    top = None if own is None else own.max_version
+    check.observe("ApiVersions range advertised at v0", None if own is None else
+                  f"v{own.min_version}-v{own.max_version}")  # fmt: skip
+    if top is None or top < 3:
+        name = check.target.name if check.target is not None else "the broker"
+        raise Unsupported(
+            f"{name} advertises ApiVersions up to v{top}; ClientSoftwareName/Version need v3"
+        )
 
 
 @case(
@@ -75,6 +90,7 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
     level=Level.MUST,
 )
 async def test_valid_software_accepted(target: BrokerTarget, check: Check) -> None:
+    await needs_v3(check)
     _, response = await api_versions(check, 3, "kconform-suite", "1.2.3-rc.4")
     check.expect("ErrorCode", 0, response.body.error_code)
     check.expect("ApiKeys listed", True, len(response.body.api_keys) > 0)
@@ -100,6 +116,7 @@ def _invalid_case(variant: str, name: str, version: str) -> Any:
         level=Level.MUST,
     )
     async def test(target: BrokerTarget, check: Check) -> None:
+        await needs_v3(check)
         conn, response = await api_versions(check, 3, name, version)
         check.expect("ErrorCode", int(ErrorCode.INVALID_REQUEST), response.body.error_code)
         check.expect("response read at the request's version (3)", 3, response.version)
@@ -126,6 +143,7 @@ for _variant, (_name, _version) in INVALID_SOFTWARE.items():
     level=Level.MUST,
 )
 async def test_long_invalid_name(target: BrokerTarget, check: Check) -> None:
+    await needs_v3(check)
     _, response = await api_versions(check, 3, "a" * 1023 + " ", "1.0")
     check.expect("ErrorCode", int(ErrorCode.INVALID_REQUEST), response.body.error_code)
 
@@ -138,6 +156,7 @@ async def test_long_invalid_name(target: BrokerTarget, check: Check) -> None:
     level=Level.INFO,
 )
 async def test_kip_pattern_only(target: BrokerTarget, check: Check) -> None:
+    await needs_v3(check)
     for name in ("kafka_python", "-leading-dash", "trailing.", ".x"):
         _, response = await api_versions(check, 3, name, "1.0")
         check.observe(f"ErrorCode for {name!r}", int(response.body.error_code))
@@ -192,7 +211,13 @@ async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) 
 async def test_fallback_range_usable(target: BrokerTarget, check: Check) -> None:
     conn = await check.connect()
     header = RequestHeader(request_api_key=API_VERSIONS, request_api_version=99, correlation_id=1)
-    response = await conn.request_raw(header.encode(2), expect=(API_VERSIONS, 99))
+    try:
+        response = await conn.request_raw(header.encode(2), expect=(API_VERSIONS, 99))
+    except UndecodableResponse as exc:  # no range to retry at; the fallback case fails it
+        judge = "kip511.apiversions.unsupported_version.fallback"
+        check.precondition(f"the fallback answer decodes ({judge} judges it)", "a v0 body",
+                           f"undecodable: {exc}", False)  # fmt: skip
+        raise
     assert response is not None
     entry = next((k for k in response.body.api_keys if k.api_key == API_VERSIONS), None)
     check.require("fallback lists ApiVersions", True, entry is not None)
@@ -229,6 +254,7 @@ async def test_telemetry_advertised(target: BrokerTarget, check: Check) -> None:
     level=Level.MUST,
 )
 async def test_response_header_v0(target: BrokerTarget, check: Check) -> None:
+    await needs_v3(check)
     _, response = await api_versions(check, 3)
     # after the correlation id comes the int16 ErrorCode directly; a v1 header would put a
     # tag-count byte first and the body would not decode (the connection checks both)

@@ -15,7 +15,7 @@ import pytest
 from kconform.codecs.compression import CompressionType
 from kconform.engine.check import Check, Inconclusive
 from kconform.engine.model import Level, case
-from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.targets.base import BrokerTarget, TargetError
 from kconform.suites.broker.helpers import (
     session,
 )
@@ -86,6 +86,14 @@ test_bomb_gzip = _bomb_case(CompressionType.GZIP)
 async def test_bomb_not_exported(target: BrokerTarget, check: Check) -> None:
     for ctype in (CompressionType.ZSTD, CompressionType.GZIP):
         code, count = await push_bomb(check, target, ctype)
+        try:  # a broker the bomb crashed neither rejected nor exported it; the MUST case fails it
+            await asyncio.to_thread(target.check_alive)
+        except TargetError as death:
+            check.precondition(
+                f"the broker survives the {ctype.name} bomb "
+                f"(kip714.security.bomb.{ctype.name.lower()} judges a crash)",
+                "alive", str(death), False,
+            )  # fmt: skip
         check.expect(f"{ctype.name} bomb rejected", "an error code", answered(code), bool(code))
         if count is not None:
             check.expect(f"{ctype.name} bomb: pushes in the telemetry sink", 0, count)

@@ -8,7 +8,9 @@ never a conformance target.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kconform.codecs.framing import FrameReader, RequestFrame, decode_request, encode_response
 from kconform.codecs.messages import (
@@ -18,6 +20,7 @@ from kconform.codecs.messages import (
     ProduceResponse,
 )
 from kconform.codecs.schema import Message
+from kconform.fixtures.targets.base import BrokerAddress
 
 SUPPORTED = {0: (0, 9), 3: (0, 12), 18: (0, 3), 71: (0, 0)}
 
@@ -98,3 +101,15 @@ async def start_cluster(n: int = 3) -> list[FakeBroker]:
     for broker in brokers:
         broker.peers = peers
     return brokers
+
+
+T = TypeVar("T")
+
+
+async def served_by(broker: FakeBroker, test: Callable[[BrokerAddress], Awaitable[T]]) -> T:
+    """Run `test` against `broker` (as node 1), started for it and stopped after."""
+    await broker.start()
+    try:
+        return await test(BrokerAddress(1, "127.0.0.1", broker.port))
+    finally:
+        await broker.stop()
