@@ -2,12 +2,14 @@
 
 For ApiVersions, GetTelemetrySubscriptions, PushTelemetry and the config APIs, Hypothesis draws
 requests from the codec's declarations (`inputs.py`): well-formed ones with unusual values, and
-malformed ones. Each goes out on its own connection; the oracle (`oracle.py`) wants a decodable
-answer with defined error codes or a close (none to a frame that holds no request), within a
-deadline that grows with the request's size and waits longer while the broker is visibly busy,
-and then a plain ApiVersions answered on a new connection. A target that dies or hangs fails the
-case with the shrunk input, described field by field and in hex, and the timings; the input
-joins the regression corpus. A finding a known deviation explains (`deviations.py`) names it.
+malformed ones. An example is a batch of up to 64, pipelined on kept connections (`stream.py`);
+for each request the oracle (`oracle.py`) wants a decodable answer with defined error codes or a
+close (none to a frame that holds no request), within a deadline that grows with the request's
+size and waits longer while the broker is visibly busy, and a plain ApiVersions answered on a
+new connection after every close and after every example. A target that dies or hangs fails the
+case with the input shrunk to one request, described field by field and in hex, and the timings;
+the input joins the regression corpus. A finding a known deviation explains (`deviations.py`)
+names it. `KCONFORM_FUZZ_PIPELINE=1` runs the old way: one request per example and connection.
 
 Spec: rulings 11 (a malformed request is answered or its one connection closed; no crash)
 and 12 ("the broker staying healthy and answering later requests is MUST"); §B.2/B.4
@@ -17,6 +19,7 @@ and 12 ("the broker staying healthy and answering later requests is MUST"); §B.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -24,7 +27,7 @@ from hypothesis import example, given, seed
 
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
 from kconform.engine.check import Check
-from kconform.engine.fuzz import budget, corpus, deviations, inputs, mutations, oracle
+from kconform.engine.fuzz import budget, corpus, deviations, inputs, mutations, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.model import Level, case
@@ -45,18 +48,23 @@ def _duplicate_alter_configs(trailing: bytes = b"") -> FuzzRequest:
 
 PATIENCE = oracle.Patience()
 """How long a target may take (see `oracle.Patience`): 3 s plus 1 s per 64 KiB, longer while
-the broker is busy."""
+the broker is busy, for as long as the target says a healthy broker can be (`busy_seconds`)."""
 SLOWEST_SHOWN = 3
 SPEC = (
     "rulings 11 and 12 (answer, do not crash; stay healthy); §B.2/B.4 (unsupported "
     "versions and unknown api keys: v0 fallback or close)"
 )
-RULE = "every request answered decodably (defined ErrorCode) or closed; target alive after each"
+RULE = (
+    "every request answered decodably (defined ErrorCode) or closed; target alive after every "
+    "close and every example"
+)
 EXPECTED = (
     f"a decodable answer with defined error codes, or the connection closed, within "
-    f"{PATIENCE.base:.0f}s + 1s per 64 KiB (longer while the broker is busy, up to "
-    f"{PATIENCE.busy_limit:.0f}s); none owed to a frame that holds no request; then ApiVersions "
-    "answered on a new connection"
+    f"{PATIENCE.base:.0f}s + 1s per 64 KiB (longer while the broker is busy, up to the "
+    "target's busy limit); none owed to a frame that holds no request; ApiVersions "
+    "answered on a new connection after every connection the target closed and after every "
+    "example (a batch of up to 64 pipelined requests; `KCONFORM_FUZZ_PIPELINE=1`: one request, "
+    "liveness after each)"
 )
 REGRESSIONS: dict[tuple[str, bool], tuple[FuzzRequest, ...]] = {
     ("get_telemetry", False): (
@@ -101,70 +109,98 @@ async def fuzz_requests(
     target: BrokerTarget, check: Check, request: pytest.FixtureRequest, group: str, broken: bool
 ) -> None:
     """Run the group's requests through the oracle under Hypothesis (see the module)."""
-    await asyncio.to_thread(target.check_alive)  # a target that died earlier: error, not fail
+    # dead before the first example (a target the harness cannot start anew): error, not fail
+    await asyncio.to_thread(target.check_alive)
     profile = request.config.getoption("--kconform-profile")
     session = FuzzSession(check, budget.limits("request", profile, *fuzz_cases(request)))
     arena = Arena(target)
+    pipelining = stream.Pipelining(budget.pipeline_depth())
+    patience = dataclasses.replace(PATIENCE, busy_limit=target.busy_seconds)
+    check.note(f"requests: {pipelining.describe()}; busy limit {patience.busy_limit:.0f}s")
 
     slow: list[tuple[float, str]] = []
 
     @guarded
-    def one(fuzz: FuzzRequest) -> None:
-        session.begin_example()
+    def one(fuzzes: list[FuzzRequest]) -> None:
+        session.begin_example(len(fuzzes))
         broker = arena.broker()
-        size = len(fuzz.frame())
-        exchange = oracle.exchange(broker, fuzz, PATIENCE, session.log, "fuzz")
-        outcome = session.io(exchange, PATIENCE.longest(size))
-        liveness = session.io(oracle.alive(broker, PATIENCE, session.log), PATIENCE.longest(0))
-        session.count(outcome.shape)
-        if outcome.slow:
-            slow.append((outcome.seconds, f"answered {outcome.seconds:.1f}s: {fuzz.description}"))
+        size = sum(len(f.frame()) for f in fuzzes)
+        longest = patience.longest(size) * (2 + len(fuzzes)) + patience.longest(0)
+        run = stream.run_batch(broker, fuzzes, patience, session.log, "fuzz")
+        batch = session.io(run, longest)
+        for index, outcome in sorted(batch.outcomes.items()):
+            session.count(outcome.shape)
+            if outcome.slow:
+                line = f"answered {outcome.seconds:.1f}s: {fuzzes[index].description}"
+                slow.append((outcome.seconds, line))
+        liveness = batch.liveness
+        assert liveness is not None  # every batch ends with a liveness check
         if liveness.detail and liveness.alive:
-            slow.append((liveness.seconds, f"liveness {liveness.detail}: {fuzz.description}"))
+            line = f"liveness {liveness.detail}: {fuzzes[-1].description}"
+            slow.append((liveness.seconds, line))
+        if batch.failed is None:
+            return
+        fuzz = fuzzes[batch.failed]
+        outcome = batch.outcomes.get(batch.failed) or oracle.Outcome(
+            fuzz.readable_api(), "unverifiable", detail="not judged: the batch stopped before it"
+        )
         problem, death = outcome.problem, None
         if not liveness.alive:
             death = arena.death()
             arena.died(death or liveness.detail)
-        if problem is None and liveness.alive:
-            return
-        what = f"{outcome.kind}: {outcome.detail}"
+        what = f"{outcome.kind}: {outcome.detail}" if problem is not None else ""
         if not liveness.alive:
             what = "the target died" if death else "the target stopped answering"
         known = deviations.explain_request(fuzz, outcome.kind) if liveness.alive else None
         summary = f"{what} after {fuzz.description[:400]}"
         if known is not None:
             summary = f"{summary} [{known.key} ({known.level}); why: {known.why}]"
+        text = report(check, arena, fuzz, outcome, liveness, death, what, known)
         session.found(
             Finding(
                 summary=summary,
-                report=report(check, arena, fuzz, outcome, liveness, death, what, known),
-                size=size,
+                report=text + _batch_note(fuzzes, batch),
+                size=size,  # the whole batch: the one request it shrinks to is reported
                 replay=fuzz.to_replay(),
             )
         )
         raise AssertionError(what)
 
-    strategy = mutations.malformed(group) if broken else inputs.well_formed(group)
-    test: Any = given(strategy)(one)
+    requests = mutations.malformed(group) if broken else inputs.well_formed(group)
+    test: Any = given(stream.batches(requests, pipelining))(one)
     # Hypothesis tries the explicit examples last-applied first and stops at a failure: the
     # smallest findings go last, so they run first.
     for replay in sorted(corpus.replays(session.root, check.info.id), key=_size, reverse=True):
-        test = example(FuzzRequest.from_replay(replay))(test)
+        test = example([FuzzRequest.from_replay(replay)])(test)
     for regression in REGRESSIONS.get((group, broken), ()):
-        test = example(regression)(test)
+        test = example([regression])(test)
     test = session.settings()(test)
     if budget.seed() is not None:
         test = seed(budget.seed())(test)
     try:
         await session.run(test)
     finally:
-        await asyncio.to_thread(arena.close)
+        revived = await asyncio.to_thread(arena.close)
+    if revived:
+        check.note(revived)
     if arena.respawns:
         check.note(f"shrunk on {arena.respawns} fresh instance(s) of {target.name} after it died")
     check.observe("answers after their deadline (slow, not dead)", len(slow))
     for _, line in sorted(slow, reverse=True)[:SLOWEST_SHOWN]:
         check.note(f"slow: {line[:400]}")
     session.conclude(RULE, EXPECTED)
+
+
+def _batch_note(fuzzes: list[FuzzRequest], batch: stream.Batch) -> str:
+    """Where the failing request stood, when Hypothesis had not shrunk its example to it."""
+    if len(fuzzes) == 1:
+        return ""
+    assert batch.failed is not None
+    return (
+        f"\n  example:  request {batch.failed + 1} of {len(fuzzes)} (the others pipelined or "
+        f"sent beside it; {batch.closes} connection(s) closed, {batch.liveness_checks} "
+        "liveness check(s)); shrinking was stopped before it reached one request"
+    )
 
 
 def _size(replay: dict[str, Any]) -> int:

@@ -4,7 +4,8 @@ The stateful case runs (as a subprocess pytest, like `make test` would run it) a
 pristine reference, which must pass, and against reference mutants that each break one KIP-714
 rule, which must each `fail` with a short step-by-step trace naming the rule. The request fuzzer
 runs against the librdkafka mock, which aborts on a null Metrics field: that must be a `fail`
-carrying the shrunk request, and the case after it an `error`, not a crashed run.
+carrying the shrunk request, and the case after it is judged on a mock started anew (never an
+`error` for a crash an earlier case caused), not a crashed run.
 
 Findings go to a temporary corpus (`KCONFORM_FUZZ_CORPUS`), so each run finds them anew and the
 committed corpus is never touched.
@@ -112,4 +113,7 @@ def test_a_target_that_dies_fails_with_the_shrunk_request_and_the_run_goes_on(
     assert "request:  PushTelemetryRequest v0 {" in died.message  # readable first ...
     assert "hex:      " in died.message  # ... and the bytes
     after = verdicts["fuzz.request.push_telemetry.malformed"]
-    assert after.verdict == "error" and "SIGABRT" in after.message, after.message
+    assert "started anew for this case" in after.message, after.message
+    assert after.verdict == "fail", after.message
+    # with this seed it finds the mock's other flaw: gzip with empty Metrics hangs it
+    assert "the target died" in after.message or "stopped answering" in after.message

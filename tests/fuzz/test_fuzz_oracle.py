@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import pytest
-from fake_broker import FakeBroker
+from fake_broker import FakeBroker, served_by
 
 from kconform.codecs.framing import RequestFrame
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
@@ -27,7 +25,6 @@ from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
 
-T = TypeVar("T")
 QUICK = oracle.Patience(base=0.3, seconds_per_mib=16.0, cap=2.0, grace=0.2, busy_limit=3.0)
 GET = FuzzRequest("Get", bytes.fromhex("0047000000000007ffff") + bytes(16))
 """A complete GetTelemetrySubscriptions v0 (zero id, null client id), correlation id 7."""
@@ -52,14 +49,6 @@ class StallingBroker(FakeBroker):
         if request.api_key in self.silent_keys:
             return None
         return super().answer(request)
-
-
-async def _with(broker: FakeBroker, test: Callable[[BrokerAddress], Awaitable[T]]) -> T:
-    await broker.start()
-    try:
-        return await test(BrokerAddress(1, "127.0.0.1", broker.port))
-    finally:
-        await broker.stop()
 
 
 async def _silent_on_eof_server() -> tuple[asyncio.Server, BrokerAddress]:
@@ -130,7 +119,7 @@ def test_an_incomplete_frame_gets_a_half_close_and_no_answer_is_waited_for() -> 
 
 def test_a_broker_that_closes_a_headerless_frame_is_fine_too() -> None:
     outcome = asyncio.run(
-        _with(
+        served_by(
             FakeBroker(node_id=1),
             lambda address: oracle.exchange(
                 address, FuzzRequest("empty", b""), QUICK, WireLog(), "t"
@@ -157,7 +146,7 @@ def test_a_late_answer_from_a_busy_broker_is_slow_not_a_hang() -> None:
     the busy check sees new connections wait too, and keeps listening."""
     broker = StallingBroker(node_id=1, stalling_key=71, stall=1.0)
     outcome = asyncio.run(
-        _with(broker, lambda address: oracle.exchange(address, GET, QUICK, WireLog(), "t"))
+        served_by(broker, lambda address: oracle.exchange(address, GET, QUICK, WireLog(), "t"))
     )
     assert outcome.kind == "answered" and outcome.problem is None, outcome
     assert outcome.slow and outcome.seconds >= 1.0 > outcome.deadline
@@ -169,7 +158,7 @@ def test_no_answer_from_an_idle_broker_is_a_hang_with_its_timings() -> None:
     request = _alter_configs([(2, "t"), (2, "t")])
     started = time.monotonic()
     outcome = asyncio.run(
-        _with(broker, lambda address: oracle.exchange(address, request, QUICK, WireLog(), "t"))
+        served_by(broker, lambda address: oracle.exchange(address, request, QUICK, WireLog(), "t"))
     )
     assert outcome.kind == "hang" and outcome.problem is not None
     assert "the broker was not busy" in outcome.detail and "deadline 0.3s" in outcome.detail
@@ -182,7 +171,7 @@ def test_no_answer_from_an_idle_broker_is_a_hang_with_its_timings() -> None:
 def test_a_broker_busy_past_the_limit_is_a_hang_that_says_so() -> None:
     broker = StallingBroker(node_id=1, stalling_key=71, stall=QUICK.busy_limit + 2.0)
     outcome = asyncio.run(
-        _with(broker, lambda address: oracle.exchange(address, GET, QUICK, WireLog(), "t"))
+        served_by(broker, lambda address: oracle.exchange(address, GET, QUICK, WireLog(), "t"))
     )
     assert outcome.kind == "hang"
     assert "still busy" in outcome.detail, outcome.detail
@@ -199,7 +188,7 @@ def test_liveness_waits_for_a_busy_broker_and_reports_it_slow() -> None:
         finally:
             await stalls
 
-    liveness = asyncio.run(_with(broker, run))
+    liveness = asyncio.run(served_by(broker, run))
     assert liveness.alive and liveness.problem is None
     assert liveness.seconds >= 0.9 and liveness.detail.startswith("slow")
 

@@ -22,6 +22,9 @@ SEED_ENV = "KCONFORM_FUZZ_SEED"
 """Hypothesis seed for every fuzz case (set by `kconform fuzz --seed`)."""
 CORPUS_ENV = "KCONFORM_FUZZ_CORPUS"
 """Where findings are saved and replayed from, instead of `suites/fuzz/regressions`."""
+PIPELINE_ENV = "KCONFORM_FUZZ_PIPELINE"
+"""Requests per example of the request fuzzer (`stream.Pipelining`); 1 is the old way."""
+PIPELINE_DEPTH = 64
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 _BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
@@ -85,6 +88,12 @@ def limits(kind: str, profile: str, fuzz_cases: int, remaining: int | None = Non
         steps = _PROFILES["deep"][kind][3] if share >= 120 else steps
         return Limits(UNBOUNDED_EXAMPLES, share * 0.75, share * 0.25, steps, timed=True)
     return Limits(min(examples, settings().max_examples), cap, shrink, steps)
+
+
+def pipeline_depth() -> int:
+    """Requests per request-fuzzer example: `KCONFORM_FUZZ_PIPELINE`, else 64."""
+    text = os.environ.get(PIPELINE_ENV, "").strip()
+    return max(1, int(text)) if text else PIPELINE_DEPTH
 
 
 def seed() -> int | None:

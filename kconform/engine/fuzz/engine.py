@@ -108,10 +108,14 @@ class FuzzSession:
                 raise BudgetSpent(f"shrink allowance ({self.limits.shrink_seconds:.0f}s) used")
         elif now > self.started + self.limits.seconds:
             raise BudgetSpent(f"time budget ({self.limits.seconds:.0f}s) used")
+        elif not self.limits.timed and self.examples >= self.limits.max_examples:
+            # a pipelined example holds many requests: the profile's count is of requests
+            raise BudgetSpent(f"example budget ({self.limits.max_examples} requests) used")
 
-    def begin_example(self) -> None:
+    def begin_example(self, requests: int = 1) -> None:
+        """An example starts; it counts as `requests` examples (a pipelined batch, `stream`)."""
         self.guard()
-        self.examples += 1
+        self.examples += requests
         self._mark = self.log.mark()
 
     def count(self, shape: tuple[str, ...]) -> None:
@@ -249,8 +253,10 @@ class Arena:
 
     At first the case's own target. If it dies (or stops answering), shrinking goes on against
     fresh private instances of the same implementation, started and stopped here, so the input
-    reported is the shrunk one; the case's own target stays dead, for the verdicts of the cases
-    after this one. Targets the harness cannot start anew (external clusters) end the search.
+    reported is the shrunk one; the case's own target stays dead until the next case's set-up
+    starts it anew (embedded targets, `RunState.revive`), or, when it hangs rather than dies,
+    `close` starts it anew so the cases after this one do not meet a hung process. Targets the
+    harness cannot start anew (external clusters) end the search.
     """
 
     def __init__(self, target: BrokerTarget) -> None:
@@ -258,6 +264,7 @@ class Arena:
         self.current = target
         self.private: BrokerTarget | None = None
         self.spent: str | None = None
+        self.shared_spent: str | None = None
         self.respawns = 0
 
     def broker(self) -> BrokerAddress:
@@ -267,6 +274,8 @@ class Arena:
 
     def died(self, reason: str) -> None:
         self.spent = reason
+        if self.current is self.shared:
+            self.shared_spent = reason
 
     def death(self, within: float = DEATH_WAIT) -> str | None:
         """Why the current target is gone, if its process says so within `within` seconds (a
@@ -294,11 +303,21 @@ class Arena:
         self.spent = None
         self.respawns += 1
 
-    def close(self) -> None:
+    def close(self) -> str | None:
+        """Stop the private instance; start the case's own target anew if it hung (what to
+        note on the case, if so). A dead one is left to the next case's set-up."""
         if self.private is not None:
             self.private.stop()
             self.private = None
         self.current = self.shared
+        if self.shared_spent is None or not self.shared.revivable:
+            return None
+        try:
+            self.shared.check_alive()
+        except TargetError:
+            return None
+        self.shared.revive()
+        return f"{self.shared.name} stopped answering ({self.shared_spent[:200]}); started anew"
 
 
 def fuzz_cases(request: pytest.FixtureRequest) -> tuple[int, int]:

@@ -14,6 +14,7 @@ are sent ValidateOnly.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
@@ -249,17 +250,27 @@ def unusual(cls: type[Struct], version: int) -> st.SearchStrategy[Struct]:
 
 _COMPRESSION = st.one_of(st.sampled_from([0, 1, 2, 3, 4]), st.integers(-128, 127))
 _NAMES = st.one_of(text, text.map(lambda s: "org.apache.kafka.producer." + s))
+# Built once: a strategy built inside a draw is validated anew on every draw (issue 16).
+_POINTS = st.integers(0, 4)
+_VALUES = st.one_of(st.integers(-(2**63), 2**63 - 1), st.floats())
+_TIMES = st.integers(0, 2**64 - 1)
+_LABELS = st.dictionaries(text, text, max_size=2)
+_KINDS = st.sampled_from(["otlp", "otlp", "bytes", "empty", "null", "large"])
+_CODECS = {c: st.sampled_from([c, 0, 1, 2, 3, 4]) for c in range(5)}
+_RANDOM_METRICS = st.binary(min_size=1, max_size=64)
+_LARGE = st.sampled_from([1024 * 1024, 1024 * 1024 + 1])
+_INSTANCE_IDS = st.one_of(st.sampled_from(ODD_UUIDS), st.uuids())
 
 
 @st.composite
 def otlp(draw: st.DrawFn) -> tuple[bytes, str]:
     """A random OTLP MetricsData (gauges and delta/cumulative sums) and its description."""
     points = []
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(_POINTS)):
         name = draw(_NAMES)
-        value = draw(st.one_of(st.integers(-(2**63), 2**63 - 1), st.floats()))
-        at = draw(st.integers(0, 2**64 - 1))
-        labels = draw(st.dictionaries(text, text, max_size=2))
+        value = draw(_VALUES)
+        at = draw(_TIMES)
+        labels = draw(_LABELS)
         if draw(st.booleans()):
             points.append(gauge(name, value, time_unix_nano=at, attributes=labels))
         else:
@@ -268,25 +279,28 @@ def otlp(draw: st.DrawFn) -> tuple[bytes, str]:
     return build_metrics_data(points), f"{len(points)}-point OTLP MetricsData"
 
 
+_SUBSCRIPTION_IDS = st.one_of(_int_extremes("int32"), st.integers(-(2**31), 2**31 - 1))
+
+
 @st.composite
 def push_body(draw: st.DrawFn) -> tuple[Message, str]:
     """A PushTelemetryRequest: odd ids, every compression id, and a Metrics field that is OTLP
     (compressed as declared or not), random bytes, empty, null, or larger than 1 MiB."""
     ctype = draw(_COMPRESSION)
-    kind = draw(st.sampled_from(["otlp", "otlp", "bytes", "empty", "null", "large"]))
+    kind = draw(_KINDS)
     metrics: bytes | None
     if kind == "otlp":
         raw, what = draw(otlp())
-        codec = draw(st.sampled_from([ctype, 0, 1, 2, 3, 4])) if 0 <= ctype <= 4 else 0
+        codec = draw(_CODECS[ctype]) if 0 <= ctype <= 4 else 0
         metrics, note = (
             compress(raw, codec),
             f"{what}, {('none', 'gzip', 'snappy', 'lz4', 'zstd')[codec]}",
         )
     elif kind == "bytes":
-        metrics = draw(st.binary(min_size=1, max_size=64))
+        metrics = draw(_RANDOM_METRICS)
         note = f"{len(metrics)} random bytes"
     elif kind == "large":
-        metrics = b"\x5a" * draw(st.sampled_from([1024 * 1024, 1024 * 1024 + 1]))
+        metrics = b"\x5a" * draw(_LARGE)
         note = f"{len(metrics)} bytes"
     else:
         metrics, note = (b"", "empty") if kind == "empty" else (None, "null (non-nullable field)")
@@ -298,8 +312,8 @@ def push_body(draw: st.DrawFn) -> tuple[Message, str]:
             terminating=draw(st.booleans()), compression_type=ctype, metrics=metrics
         ), SESSION_NOTE + note
     body = PushTelemetryRequest(
-        client_instance_id=draw(st.one_of(st.sampled_from(ODD_UUIDS), st.uuids())),
-        subscription_id=draw(st.one_of(_int_extremes("int32"), st.integers(-(2**31), 2**31 - 1))),
+        client_instance_id=draw(_INSTANCE_IDS),
+        subscription_id=draw(_SUBSCRIPTION_IDS),
         terminating=draw(st.booleans()),
         compression_type=ctype,
         metrics=metrics,
@@ -336,9 +350,8 @@ def _assemble(
         client_id=client_id,
     )
     try:
-        payload = header.encode(request_header_version(cls.api_key, version)) + body.encode(
-            version, strict=False
-        )
+        head = header.encode(request_header_version(cls.api_key, version))
+        payload = head + body.encode(version, strict=False)
     except (EncodeError, UnicodeEncodeError, OverflowError):
         return None
     if len(payload) > MAX_PAYLOAD:
@@ -347,14 +360,17 @@ def _assemble(
     session = note.startswith(SESSION_NOTE)
     note = note.removeprefix(SESSION_NOTE)
     parts = [body.describe(version), f"header: correlation_id={cid} client_id={shown}", note]
-    offset = len(payload) - len(body.encode(version, strict=False))
     return FuzzRequest(
-        "; ".join(p for p in parts if p), payload, session=session, body_offset=offset
+        "; ".join(p for p in parts if p), payload, session=session, body_offset=len(head)
     )
 
 
+@functools.cache
 def well_formed(group: str) -> st.SearchStrategy[FuzzRequest]:
-    """Valid requests of the group's APIs, every version, unusual values."""
+    """Valid requests of the group's APIs, every version, unusual values.
+
+    Built once per group: `mutations` draws from it inside every example, and building and
+    validating the strategy tree costs more than drawing from it."""
     choices = []
     for cls in GROUPS[group]:
         for version in cls.versions():

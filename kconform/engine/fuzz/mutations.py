@@ -63,9 +63,15 @@ def _version(draw: st.DrawFn, r: FuzzRequest) -> FuzzRequest | None:
     return FuzzRequest(f"{r.description} | header claims v{version}", data)
 
 
+_KEYS = sorted({c.api_key for g in GROUPS.values() for c in g if c.api_key is not None})
+_API_KEYS = st.sampled_from([*_KEYS, *UNASSIGNED_KEYS])
+_HUGE_COUNT, _SHORT_TAG = b"\xff\xff\xff\xff\x0f", b"\x01\x05\x64\x00"
+_GARBAGE = st.one_of(st.binary(min_size=1, max_size=12), st.sampled_from([_HUGE_COUNT, _SHORT_TAG]))
+_JUNK = st.binary(min_size=1, max_size=16)
+
+
 def _api_key(draw: st.DrawFn, r: FuzzRequest) -> FuzzRequest:
-    keys = sorted({c.api_key for g in GROUPS.values() for c in g if c.api_key is not None})
-    key = draw(st.sampled_from([*keys, *UNASSIGNED_KEYS]))
+    key = draw(_API_KEYS)
     data = key.to_bytes(2, "big", signed=True) + r.payload[2:]
     return FuzzRequest(f"{r.description} | header claims api key {key}", data)
 
@@ -75,17 +81,14 @@ def _tags(draw: st.DrawFn, r: FuzzRequest) -> FuzzRequest | None:
     assert claimed is not None
     if not REQUESTS[claimed[0]].is_flexible(claimed[1]) or not r.payload.endswith(b"\x00"):
         return None  # no tag section to spoil (or it already holds unknown tags)
-    huge_count, short_tag = b"\xff\xff\xff\xff\x0f", b"\x01\x05\x64\x00"
-    garbage = draw(
-        st.one_of(st.binary(min_size=1, max_size=12), st.sampled_from([huge_count, short_tag]))
-    )
+    garbage = draw(_GARBAGE)
     return FuzzRequest(
         f"{r.description} | body tag section replaced by {garbage.hex()}", r.payload[:-1] + garbage
     )
 
 
 def _trailing(draw: st.DrawFn, r: FuzzRequest) -> FuzzRequest:
-    junk = draw(st.binary(min_size=1, max_size=16))
+    junk = draw(_JUNK)
     return FuzzRequest(
         f"{r.description} | {len(junk)} bytes after the body: {junk.hex()}", r.payload + junk
     )
@@ -122,9 +125,9 @@ def changes_state(r: FuzzRequest) -> bool:
 
 
 @st.composite
-def _malformed(draw: st.DrawFn, group: str, kinds: Sequence[str]) -> FuzzRequest | None:
+def _malformed(draw: st.DrawFn, group: str, kinds: st.SearchStrategy[str]) -> FuzzRequest | None:
     base = draw(well_formed(group))
-    kind = draw(st.sampled_from(list(kinds)))
+    kind = draw(kinds)
     broken = MUTATIONS[kind](draw, base)
     if broken is None or changes_state(broken):
         return None
@@ -135,4 +138,5 @@ def malformed(
     group: str, kinds: Sequence[str] = tuple(MUTATIONS)
 ) -> st.SearchStrategy[FuzzRequest]:
     """Requests of the group broken in one way (see the module docstring)."""
-    return _malformed(group, kinds).filter(lambda r: r is not None)  # type: ignore[return-value]
+    drawn = _malformed(group, st.sampled_from(list(kinds)))
+    return drawn.filter(lambda r: r is not None)  # type: ignore[return-value]

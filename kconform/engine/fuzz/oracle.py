@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.fuzz.wire import (
@@ -60,6 +61,8 @@ __all__ = [
     "alive",
     "error_codes",
     "exchange",
+    "hang",
+    "wait_out",
     "wait_while_busy",
 ]
 
@@ -166,27 +169,43 @@ async def exchange(
                 seconds=waited,
                 deadline=deadline,
             )
-        busy = await wait_while_busy(address, patience, task, log)
-        if not busy.watched_done and busy.idle:
-            await asyncio.wait({task}, timeout=patience.grace)
+        busy = await wait_out(address, patience, task, log)
         waited = time.monotonic() - started
         if task.done():
             return task.result().timed(waited, deadline)
         await _cancel(task)
-        return Outcome(
-            api,
-            "hang",
-            detail=f"no answer (or close) after {waited:.1f}s (deadline {deadline:.1f}s for "
-            f"{len(request.frame())} bytes); {busy.describe()}",
-            seconds=waited,
-            deadline=deadline,
-        )
+        return hang(request, waited, deadline, busy)
     finally:
         await _cancel(task)
 
 
+async def wait_out(
+    address: BrokerAddress, patience: Patience, watched: asyncio.Future[Any], log: WireLog
+) -> Busy:
+    """Past its deadline, give `watched` as long as the broker is visibly busy (the busy
+    check), then `grace` more once the broker is idle."""
+    busy = await wait_while_busy(address, patience, watched, log)
+    if not watched.done() and busy.idle:
+        await asyncio.wait({watched}, timeout=patience.grace)
+    return busy
+
+
+def hang(
+    request: FuzzRequest, waited: float, deadline: float, busy: Busy, how: str = ""
+) -> Outcome:
+    """The outcome of a request that got neither an answer nor a close in time."""
+    return Outcome(
+        request.readable_api(),
+        "hang",
+        detail=f"no answer (or close) after {waited:.1f}s (deadline {deadline:.1f}s for "
+        f"{len(request.frame())} bytes{how}); {busy.describe()}",
+        seconds=waited,
+        deadline=deadline,
+    )
+
+
 async def wait_while_busy(
-    address: BrokerAddress, patience: Patience, watched: asyncio.Future[Outcome], log: WireLog
+    address: BrokerAddress, patience: Patience, watched: asyncio.Future[Any], log: WireLog
 ) -> Busy:
     """Probe the broker on new connections until `watched` finishes, every probe is answered,
     or `busy_limit` passes (see the module docstring)."""
@@ -196,7 +215,7 @@ async def wait_while_busy(
         for _ in range(patience.probes)
     ]
     try:
-        pending: set[asyncio.Future[Outcome]] = {watched, *probes}
+        pending: set[asyncio.Future[Any]] = {watched, *probes}
         limit = started + patience.busy_limit
         while not watched.done() and not all(p.done() for p in probes):
             left = limit - time.monotonic()
@@ -229,9 +248,7 @@ async def alive(address: BrokerAddress, patience: Patience, log: WireLog) -> Liv
     try:
         await asyncio.wait({first}, timeout=patience.base)
         if not first.done():
-            busy = await wait_while_busy(address, patience, first, log)
-            if not first.done() and busy.idle:
-                await asyncio.wait({first}, timeout=patience.grace)
+            busy = await wait_out(address, patience, first, log)
             if not first.done():
                 waited = time.monotonic() - started
                 return Liveness(

@@ -108,7 +108,7 @@ async def once(
     try:
         async with asyncio.timeout(timeout):
             if request.session:
-                prelude = await _session(reader, writer, frames, log, label)
+                prelude = await session_prelude(reader, writer, frames, log, label)
                 if isinstance(prelude, Outcome):
                     return prelude
                 request = prelude.with_ids(request)
@@ -135,7 +135,7 @@ async def once(
 
 
 @dataclass(frozen=True)
-class _Subscribed:
+class Subscribed:
     client_instance_id: uuid.UUID
     subscription_id: int
 
@@ -145,13 +145,13 @@ class _Subscribed:
         return replace(request, payload=p[:at] + ids + p[at + len(ids) :], session=False)
 
 
-async def _session(
+async def session_prelude(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     frames: FrameReader,
     log: WireLog,
     label: str,
-) -> _Subscribed | Outcome:
+) -> Subscribed | Outcome:
     """The GetTelemetrySubscriptions a session push starts with; its id and SubscriptionId."""
     get = GetTelemetrySubscriptionsRequest()
     header = RequestHeader(
@@ -176,7 +176,7 @@ async def _session(
         return outcome
     body = outcome.body
     assert body is not None
-    return _Subscribed(body.client_instance_id, body.subscription_id)
+    return Subscribed(body.client_instance_id, body.subscription_id)
 
 
 async def _answer(
@@ -199,10 +199,10 @@ async def _answer(
         except DecodeError as exc:
             return Outcome(api, "undecodable", detail=f"unreadable response frame: {exc}")
         if payloads:
-            return _judge(payloads[0], expected, correlation_id, api, log, label)
+            return judge_answer(payloads[0], expected, correlation_id, api, log, label)
 
 
-def _judge(
+def judge_answer(
     payload: bytes,
     expected: tuple[int, int] | None,
     correlation_id: int | None,
@@ -210,6 +210,7 @@ def _judge(
     log: WireLog,
     label: str,
 ) -> Outcome:
+    """One answer's outcome, read as the (api key, version) `expected` (None: unreadable)."""
     answered = INT32.unpack_from(payload, 0)[0] if len(payload) >= 4 else None
     if expected is None:
         log.record(
@@ -234,6 +235,7 @@ def _judge(
             summary=f"undecodable: {exc}",
         )
         return Outcome(api, "undecodable", detail=f"response does not decode as v{version}: {exc}")
+    described = body.describe(read_at)  # once: it costs as much as the decode
     log.record(
         label,
         "broker->client",
@@ -241,12 +243,12 @@ def _judge(
         api_key=key,
         api_version=read_at,
         correlation_id=answered,
-        summary=body.describe(read_at),
+        summary=described,
     )
     if correlation_id is not None and answered != correlation_id:
         detail = f"answered correlation id {answered}, sent {correlation_id}"
         return Outcome(api, "mismatched", detail=detail)
-    return Outcome(api, "answered", tuple(error_codes(body)), body.describe(read_at)[:300], body)
+    return Outcome(api, "answered", tuple(error_codes(body)), described[:300], body)
 
 
 PLAIN_API_VERSIONS = FuzzRequest(
