@@ -99,6 +99,30 @@ def test_a_finding_is_saved_once_and_replayed(tmp_path: Path) -> None:
     assert corpus.replays(tmp_path, "fuzz.other") == []
 
 
+STATEFUL_TRACE = """fuzz.stateful.telemetry on apache:4.1.0: {n} steps
+  1. connect c1
+  2. +{ms} ms     Push(#1(RBfDEA…), SubscriptionId=S1, terminating={term}, {codec}, 151 B OTLP)
+              -> {answer}   MISMATCH: the model expects THROTTLING_QUOTA_EXCEEDED
+              rule: known deviation apache-terminating-flag-kafka-20898 ({prose})
+"""
+
+
+def test_stateful_traces_ending_in_one_deviation_are_one_file(tmp_path: Path) -> None:
+    def save(**fields: str) -> Path:
+        defaults = {"n": "2", "ms": "3", "term": "false", "codec": "zstd",
+                    "answer": "INVALID_REQUEST", "prose": "MUST; §C.4"}  # fmt: skip
+        text = STATEFUL_TRACE.format(**{**defaults, **fields})
+        return corpus.save_trace(tmp_path, "fuzz.stateful.x", "apache:4.1.0", text)
+
+    first = save()
+    assert save(n="9", ms="303", term="true", codec="snappy") == first  # other steps, same end
+    assert save(prose="MUST; §C.4, reworded") == first  # the deviation's name is what counts
+    other = save(answer="NONE")  # the broker answered differently: another finding
+    assert other != first
+    assert sorted(tmp_path.glob("*.txt")) == sorted([first, other])
+    assert "zstd" in first.read_text()  # the first record kept
+
+
 # --- inputs and mutations -----------------------------------------------------------------------
 
 

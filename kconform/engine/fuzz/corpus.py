@@ -73,11 +73,11 @@ def save_trace(
 ) -> Path:
     """Write the readable report of a finding (and its replay line); returns the path.
 
-    The name hashes the finding (the input, or the trace without its clock readings, ids and
-    ports), so the same finding saved by two runs is one file.
+    The name hashes the finding (the input, or the deviation a trace ends in, without its clock
+    readings, ids and ports), so the same finding saved by two runs is one file.
     """
     body = text.rstrip() + "\n"
-    identity = _stable(text)
+    identity = _stable(_deviation(text))
     if replay is not None:
         identity = json.dumps(replay, sort_keys=True)
         body += REPLAY_PREFIX + identity + "\n"
@@ -87,6 +87,25 @@ def save_trace(
     if not path.exists():  # the first record stays: a rerun's timings must not dirty a checkout
         path.write_text(body, encoding="utf-8")
     return path
+
+
+MISMATCH = "MISMATCH"
+"""Marks the step of a stateful trace where the target and the model differ."""
+
+
+def _deviation(trace: str) -> str:
+    """What a stateful finding is, apart from the steps that led to it: the answer at the step
+    that differed, what the model expected, and the rule or known deviation it names (its name
+    only: the prose around it is edited over time). Shrinking ends in a different short trace
+    on almost every run against a real broker; one deviation is still one finding, and a
+    committed corpus must not grow by a file per run. A trace with no such step is its own
+    identity."""
+    lines = [line.strip() for line in trace.splitlines()]
+    for index, line in enumerate(lines):
+        if MISMATCH in line:
+            rule = next((r for r in lines[index + 1 :] if r.startswith("rule:")), "")
+            return "\n".join([line.split("->", 1)[-1].strip(), rule.split(" (", 1)[0]])
+    return trace
 
 
 _VOLATILE = (

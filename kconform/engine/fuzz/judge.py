@@ -26,6 +26,7 @@ from kconform.codecs.wire import ONE_UUID, ZERO_UUID
 from kconform.engine.fuzz import actions as a
 from kconform.engine.fuzz import deviations
 from kconform.engine.fuzz import model as m
+from kconform.engine.fuzz.corpus import MISMATCH
 from kconform.engine.fuzz.engine import Finding
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
@@ -166,7 +167,7 @@ class Judge:
 
     def require(self, ok: bool, action: str, problem: str, rule_text: str) -> None:
         if not ok:
-            self.trace.log(f"{'':9} {action}: MISMATCH: {problem}\n{'':14}rule: {rule_text}")
+            self.trace.log(f"{'':9} {action}: {MISMATCH}: {problem}\n{'':14}rule: {rule_text}")
             self.fail(f"{action}: {problem}")
 
     def _mismatch(
@@ -180,7 +181,7 @@ class Judge:
     ) -> None:
         wanted = [m.show(s) for s in expected] or ["an answer or a close"]
         self.trace.log(
-            f"{what}\n{'':14}-> {m.show(seen)}   MISMATCH: the model expects "
+            f"{what}\n{'':14}-> {m.show(seen)}   {MISMATCH}: the model expects "
             f"{' or '.join(wanted)}\n{'':14}rule: {rule_text}"
         )
         summary = f"{action}: got {m.show(seen)}, model expects {wanted[0]}"
