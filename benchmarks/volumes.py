@@ -1,27 +1,38 @@
-"""Scale of the volume comparison: Spark `local[2]` against single-process pandas, same run.
+"""Scale of the volume comparison, measured: pandas up to its memory limit, Spark to 4x beyond it.
 
-Issue 7 asks when the Spark job earns its JVM. Synthetic volume runs (`volumes_synthetic`: 1k,
-10k and 100k partitions; 100 samples per partition for each of 3 metrics, so 0.3, 3 and 30
-million sample rows) are compared by both engines, each in its own process so peak memory is
-its own: pandas' peak RSS (VmHWM: `getrusage` would count the parent's too), Spark's as its
-driver JVM's VmHWM. Times are the comparison alone (read Parquet, judge, write the result and
-the summary); Spark's session start is printed once, apart, and its first (cold, JIT-compiling)
-run is not counted.
-The parent polls each worker's RSS and stops one that passes `--memory-limit-gb`, so running out
-of memory is observed at a limit, never by exhausting the machine; beyond the sizes measured
-the growth is extrapolated from the last two sizes, and the output says so.
+Issue 16 item 5 asks for the Spark job to be measured, not extrapolated. Synthetic volume runs
+(`volumes_synthetic`: 100 samples per partition for each of 3 metrics, so 300 sample rows per
+partition) go through both engines, each engine in its own subprocess:
 
-Run: `make bench-volumes` (or `python benchmarks/volumes.py --sizes 1000,10000`).
+1. The fixed sizes (`--sizes`: 1k, 10k and 100k partitions) on both engines. The Spark/pandas
+   time ratio at 100k partitions is the first goal (at most 1.5x).
+2. pandas' limit: from the largest fixed size, pandas runs at double the size until it fails,
+   then `--bisect` halving steps between the largest size it completed (L) and the smallest it
+   failed at.
+3. Spark on L, 2L and 4L; pandas on 2L, where it must fail. Spark finishing at 4L within the
+   same cap is the second goal.
+
+The cap (`--memory-limit-gb`, 6 GiB by default) stands in for the machine's memory, so that the
+whole benchmark takes about ten minutes. The parent polls each worker's resident memory, with its
+children (Spark's JVM) included, and stops the worker at the cap. A pandas run that completes
+with a peak (VmHWM) above the cap counts as failed too. The cap is on resident memory, not on
+RLIMIT_AS: here pandas' address space runs 1.2-2.4 GiB above its resident peak (allocator
+reservations), so an address-space cap would stop it below the memory it really uses.
+`--memory-limit-gb` set just under the machine's RAM measures the real limit: at about 160 bytes
+per sample row, near 150 million rows on 24 GiB. The run then takes far longer.
+
+Times cover the comparison alone: reading the Parquet, judging, and writing the result and the
+summary. Spark's session start and its first (cold, JIT-compiling) comparison are printed apart
+and not counted. Spark's peak is its JVM's VmHWM, reset before each size.
+
+Run: `make bench-volumes` (or `python benchmarks/volumes.py --memory-limit-gb 4 --bisect 1`).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import math
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -32,6 +43,10 @@ from typing import Any
 
 SAMPLES = 100
 METRICS = 3
+RATIO_GOAL = 1.5  # Spark within 1.5x of pandas at GOAL_PARTITIONS
+GOAL_PARTITIONS = 100_000
+STEP = 1000  # sizes searched are multiples of this many partitions
+Result = dict[str, Any]  # one engine at one size, as a worker reports it or a failure
 
 
 def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
@@ -47,28 +62,36 @@ def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
 # --- workers (run as subprocesses of the parent) ---------------------------------------------
 
 
-def pandas_worker(directory: Path) -> dict[str, Any]:
+def generate_worker(directory: Path, partitions: int, samples: int) -> Result:
+    """Write one size's input in its own process: the parent stays small while pandas runs."""
+    from kconform.pipelines.volumes_synthetic import write_synthetic
+
+    began = time.perf_counter()
+    faults = [("t0", 0, "MessagesInPerSec", 1.0)]
+    write_synthetic(directory, partitions, samples=samples, faults=faults)
+    return {"seconds": time.perf_counter() - began}
+
+
+def pandas_worker(directory: Path) -> Result:
     from kconform.pipelines.volumes_pandas import compare_volumes_pandas
 
-    baseline = _rss_mb()
     started = time.perf_counter()
     summary = compare_volumes_pandas(
         directory / "ledger.parquet", directory / "samples.parquet", directory / "pandas"
     )
-    seconds = time.perf_counter() - started
     # VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss over fork+exec, so a worker
-    # would report the parent's peak (the data generation) as its own
-    peak = _rss_mb("self", "VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # would report the parent's peak as its own
     return {
-        "seconds": seconds,
-        "peak_mb": peak,
-        "import_mb": baseline,
+        "seconds": time.perf_counter() - started,
+        "peak_mb": _rss_mb("self", "VmHWM"),
         "mismatch": summary["totals"]["mismatch"],
         "rows": summary["totals"]["rows"],
     }
 
 
-def spark_worker(directories: list[Path], memory: str) -> list[dict[str, Any]]:
+def spark_worker(directories: list[Path], memory: str) -> None:
+    """One JVM for every size, one JSON line per size as soon as it is done: if the cap stops
+    the worker at the largest size, the smaller ones are still reported."""
     from kconform.pipelines.spark import local_spark
     from kconform.pipelines.volumes import compare_volumes
 
@@ -77,35 +100,27 @@ def spark_worker(directories: list[Path], memory: str) -> list[dict[str, Any]]:
     spark.range(1).collect()
     start_seconds = time.perf_counter() - started
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
-    out: list[dict[str, Any]] = []
     cold = time.perf_counter()
-    compare_volumes(
-        spark,
-        directories[0] / "ledger.parquet",
-        directories[0] / "samples.parquet",
-        directories[0] / "spark-cold",
-    )
-    cold_seconds = time.perf_counter() - cold
+    first = directories[0]
+    compare_volumes(spark, first / "ledger.parquet", first / "samples.parquet", first / "cold")
+    print(json.dumps({"start_seconds": start_seconds, "cold_seconds": time.perf_counter() - cold}))
     for directory in directories:
         resettable = _reset_peak(jvm)
         began = time.perf_counter()
         summary = compare_volumes(
             spark, directory / "ledger.parquet", directory / "samples.parquet", directory / "spark"
         )
-        out.append(
-            {
-                "seconds": time.perf_counter() - began,
-                "start_seconds": start_seconds,
-                "cold_seconds": cold_seconds,
-                "jvm_peak_mb": _rss_mb(jvm, "VmHWM"),
-                "peak_reset": resettable,
-                "python_mb": _rss_mb(),
-                "mismatch": summary["totals"]["mismatch"],
-                "rows": summary["totals"]["rows"],
-            }
-        )
+        result = {
+            "partitions": int(directory.name),
+            "seconds": time.perf_counter() - began,
+            "peak_mb": _rss_mb(jvm, "VmHWM"),
+            "peak_reset": resettable,
+            "mismatch": summary["totals"]["mismatch"],
+            "rows": summary["totals"]["rows"],
+        }
+        print(json.dumps(result), flush=True)
+        shutil.rmtree(directory / "spark", ignore_errors=True)
     spark.stop()
-    return out
 
 
 def _reset_peak(pid: int) -> bool:
@@ -120,26 +135,31 @@ def _reset_peak(pid: int) -> bool:
 # --- the parent -------------------------------------------------------------------------------
 
 
-def run_worker(argv: list[str], limit_mb: float) -> tuple[Any, str | None]:
-    """Run this script as a worker; (its JSON answer, None) or (None, why it was stopped)."""
+def run_worker(argv: list[str], limit_mb: float) -> tuple[list[Result], str | None]:
+    """Run this script as a worker under the cap: the JSON lines it printed, and None or why it
+    did not finish (stopped at the cap, or exited with an error)."""
     env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
+    began = time.perf_counter()
+    failure: str | None = None
     with tempfile.TemporaryFile("w+") as output:
         process = subprocess.Popen(
             [sys.executable, __file__, *argv], stdout=output, stderr=subprocess.DEVNULL, env=env
         )
-        peak = 0.0
         while process.poll() is None:
-            peak = max(peak, _tree_rss_mb(process.pid))
-            if peak > limit_mb:
+            rss = _tree_rss_mb(process.pid)
+            if rss > limit_mb:
                 process.kill()
                 process.wait()
-                return None, f"stopped at {peak / 1024:.1f} GiB RSS (limit {limit_mb / 1024:.0f})"
-            time.sleep(0.1)
+                failure = (
+                    f"stopped at {rss / 1024:.1f} GiB after {time.perf_counter() - began:.0f} s"
+                )
+                break
+            time.sleep(0.05)
         output.seek(0)
-        lines = [line for line in output.read().splitlines() if line[:1] in ("{", "[")]
-    if process.returncode or not lines:
-        return None, f"worker exited {process.returncode}"
-    return json.loads(lines[-1]), None
+        results = [json.loads(line) for line in output.read().splitlines() if line[:1] == "{"]
+    if failure is None and process.returncode:
+        failure = f"exited {process.returncode}"
+    return results, failure
 
 
 def _tree_rss_mb(pid: int) -> float:
@@ -152,169 +172,206 @@ def _tree_rss_mb(pid: int) -> float:
     return total + sum(_tree_rss_mb(int(c)) for c in children)
 
 
-def grow(values: list[float]) -> str:
-    return " ".join(f"x{b / a:.1f}" for a, b in itertools.pairwise(values) if a > 0)
+class Bench:
+    """The inputs on disk, and pandas' results per size (each size is run at most once)."""
+
+    def __init__(self, root: Path, samples: int, limit_mb: float) -> None:
+        self.root, self.samples, self.limit_mb = root, samples, limit_mb
+        self.pandas: dict[int, Result] = {}
+        self.generated: dict[int, float] = {}
+
+    def data(self, partitions: int) -> Path:
+        directory = self.root / str(partitions)
+        if not (directory / "samples.parquet").exists():
+            argv = ["--worker", "generate", "--inputs", str(directory)]
+            argv += ["--partitions", str(partitions), "--samples", str(self.samples)]
+            results, failure = run_worker(argv, float("inf"))
+            if failure or not results:
+                raise RuntimeError(f"generating {partitions:,} partitions: {failure}")
+            self.generated[partitions] = results[0]["seconds"]
+        return directory
+
+    def run_pandas(self, partitions: int) -> bool:
+        """Whether pandas completes this size within the cap (the result is kept)."""
+        if partitions not in self.pandas:
+            argv = ["--worker", "pandas", "--inputs", str(self.data(partitions))]
+            results, failure = run_worker(argv, self.limit_mb)
+            result: Result = results[0] if results and not failure else {"failure": failure}
+            if "peak_mb" in result and result["peak_mb"] > self.limit_mb:
+                result = {"failure": f"completed at a {result['peak_mb'] / 1024:.1f} GiB peak"}
+            self.pandas[partitions] = result
+            shutil.rmtree(self.root / str(partitions) / "pandas", ignore_errors=True)
+        return "failure" not in self.pandas[partitions]
+
+    def pandas_limit(self, start: int, bisect: int) -> tuple[int, int]:
+        """(largest size pandas completed, smallest size it failed at), found by doubling from
+        `start` (halving if pandas fails there already), then `bisect` halving steps."""
+        ok, failed = 0, 0
+        size = start
+        for _ in range(8):  # 256x either way: the cap, not this bound, ends the search
+            if self.run_pandas(size):
+                ok = size
+                if failed:
+                    break
+                size *= 2
+            else:
+                failed = size
+                if ok or size <= STEP:
+                    break
+                size = max(STEP, size // 2 // STEP * STEP)
+        if not ok or not failed:
+            raise RuntimeError(f"no limit bracketed from {start:,} partitions: raise the bound")
+        for _ in range(bisect):
+            middle = (ok + failed) // 2 // STEP * STEP
+            if middle in (ok, failed):
+                break
+            if self.run_pandas(middle):
+                ok = middle
+            else:
+                failed = middle
+        return ok, failed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="partitions, comma separated")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="partitions, both engines")
     parser.add_argument("--samples", type=int, default=SAMPLES, help="per partition and metric")
-    parser.add_argument("--spark-memory", default="4g", help="Spark driver heap")
-    parser.add_argument("--memory-limit-gb", type=float, default=12.0)
+    parser.add_argument("--memory-limit-gb", type=float, default=6.0, help="the cap, both engines")
+    parser.add_argument("--bisect", type=int, default=2, help="halving steps for pandas' limit")
+    parser.add_argument("--spark-memory", default=None, help="driver heap (default: half the cap)")
     parser.add_argument("--dir", type=Path, default=None, help="keep the data here")
-    parser.add_argument("--worker", choices=("pandas", "spark"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("generate", "pandas", "spark"), help=argparse.SUPPRESS)
     parser.add_argument("--inputs", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--partitions", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    heap = args.spark_memory or f"{max(1, int(args.memory_limit_gb // 2))}g"
+    if args.worker == "generate":
+        print(json.dumps(generate_worker(Path(args.inputs), args.partitions, args.samples)))
+        return
     if args.worker == "pandas":
         print(json.dumps(pandas_worker(Path(args.inputs))))
         return
     if args.worker == "spark":
-        dirs = [Path(d) for d in args.inputs.split(",")]
-        print(json.dumps(spark_worker(dirs, args.spark_memory)))
+        spark_worker([Path(d) for d in args.inputs.split(",")], heap)
         return
-    from kconform.pipelines.volumes_synthetic import write_synthetic
 
-    sizes = [int(s) for s in args.sizes.split(",")]
     root = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-volumes-"))
-    limit = args.memory_limit_gb * 1024
-    dirs, generated = [], []
-    for size in sizes:
-        began = time.perf_counter()
-        write_synthetic(
-            root / str(size),
-            size,
-            samples=args.samples,
-            faults=[("t0", 0, "MessagesInPerSec", 1.0)],
-        )
-        dirs.append(root / str(size))
-        generated.append(time.perf_counter() - began)
-    pandas = [run_worker(["--worker", "pandas", "--inputs", str(d)], limit) for d in dirs]
-    spark, why = run_worker(
-        [
-            "--worker",
-            "spark",
-            "--inputs",
-            ",".join(map(str, dirs)),
-            "--spark-memory",
-            args.spark_memory,
-        ],
-        limit,
+    bench = Bench(root, args.samples, args.memory_limit_gb * 1024)
+    began = time.perf_counter()
+    fixed = sorted(int(s) for s in args.sizes.split(","))
+    for size in fixed:
+        bench.run_pandas(size)
+    limit, failed = bench.pandas_limit(fixed[-1], args.bisect)
+    bench.run_pandas(2 * limit)
+    spark_sizes = sorted({*fixed, limit, 2 * limit, 4 * limit})
+    inputs = ",".join(str(bench.data(s)) for s in spark_sizes)
+    lines, failure = run_worker(
+        ["--worker", "spark", "--inputs", inputs, "--spark-memory", heap], bench.limit_mb
     )
-    report(sizes, args.samples, generated, pandas, spark, why, args.spark_memory)
+    spark = {r["partitions"]: r for r in lines if "partitions" in r}
+    session = next((r for r in lines if "start_seconds" in r), None)
+    report(args, heap, bench, (limit, failed), spark, session, failure)
+    print(f"whole benchmark: {time.perf_counter() - began:.0f} s")
     if args.dir is None:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def report(
-    sizes: list[int],
-    samples: int,
-    generated: list[float],
-    pandas: list[tuple[Any, str | None]],
-    spark: Any,
-    why: str | None,
-    memory: str,
+    args: argparse.Namespace,
+    heap: str,
+    bench: Bench,
+    bracket: tuple[int, int],
+    spark: dict[int, Result],
+    session: Result | None,
+    spark_failure: str | None,
 ) -> None:
     import pandas as pd
     import pyspark
 
+    limit = bracket[0]
+    per = args.samples * METRICS
     print(
-        f"volume comparison: {samples} samples x {METRICS} metrics per partition; "
-        f"pandas {pd.__version__} (1 process) vs Spark {pyspark.__version__} local[2] "
-        f"(driver heap {memory}); {os.cpu_count()} cores"
+        f"volume comparison: {args.samples} samples x {METRICS} metrics per partition; pandas "
+        f"{pd.__version__} (1 process) vs Spark {pyspark.__version__} local[2] (driver heap "
+        f"{heap}); {os.cpu_count()} cores; cap {args.memory_limit_gb:g} GiB resident per engine"
     )
-    if spark:
+    if session:
         print(
-            f"Spark session start {spark[0]['start_seconds']:.1f} s (once per run, not counted);"
-            f" first comparison in a fresh JVM {spark[0]['cold_seconds']:.1f} s (not counted)"
+            f"Spark session start {session['start_seconds']:.1f} s, first comparison in a fresh "
+            f"JVM {session['cold_seconds']:.1f} s (neither counted)"
         )
-    elif why:
-        print(f"Spark: {why}")
+    marks = {limit: "L", 2 * limit: "2L", 4 * limit: "4L"}
     print(
-        f"{'partitions':>10} {'sample rows':>12} {'pandas s':>9} {'pandas peak':>12} "
-        f"{'spark s':>8} {'spark JVM peak':>15} {'faster':>7} {'agree':>6}"
+        f"{'partitions':>10} {'':>2} {'sample rows':>12} {'pandas':>36} {'Spark s':>8} "
+        f"{'s/M rows':>8} {'JVM peak':>9} {'spark/pandas':>12} {'agree':>5}"
     )
-    pandas_t, spark_t, pandas_mb = [], [], []
-    for i, size in enumerate(sizes):
-        p, p_why = pandas[i]
-        s = spark[i] if spark else None
-        p_cell = f"{p['seconds']:>9.2f} {p['peak_mb'] / 1024:>9.2f} GiB" if p else f"{p_why:>22}"
-        s_cell = (
-            (
-                f"{s['seconds']:>8.2f} {s['jvm_peak_mb'] / 1024:>11.2f} GiB"
-                + ("" if s["peak_reset"] else "*")
-            )
-            if s
-            else f"{'-':>8} {'-':>15}"
-        )
-        faster = "-" if not (p and s) else ("spark" if s["seconds"] < p["seconds"] else "pandas")
-        agree = (
-            "-"
-            if not (p and s)
-            else ("yes" if (p["mismatch"], p["rows"]) == (s["mismatch"], s["rows"]) else "NO")
-        )
-        print(
-            f"{size:>10,} {size * samples * METRICS:>12,} {p_cell} {s_cell} {faster:>7} {agree:>6}"
-        )
-        if p:
-            pandas_t.append(p["seconds"])
-            pandas_mb.append(p["peak_mb"])
+    for size in sorted({*bench.pandas, *spark}):
+        p, s = bench.pandas.get(size), spark.get(size)
+        if p is None:
+            p_cell = "not run"
+        elif "failure" in p:
+            p_cell = f"FAILED: {p['failure']}"
+        else:
+            p_cell = f"{p['seconds']:.2f} s, peak {p['peak_mb'] / 1024:.2f} GiB"
         if s:
-            spark_t.append(s["seconds"])
-    print(
-        f"growth per x10 partitions: pandas time {grow(pandas_t)}, Spark time {grow(spark_t)}, "
-        f"pandas peak RSS {grow(pandas_mb)}"
-    )
-    print(f"data generation: {', '.join(f'{g:.1f} s' for g in generated)}")
-    extrapolate(sizes, samples, pandas_t, spark_t, pandas_mb)
-
-
-def extrapolate(
-    sizes: list[int],
-    samples: int,
-    pandas_t: list[float],
-    spark_t: list[float],
-    pandas_mb: list[float],
-) -> None:
-    """Straight lines through the last two measured sizes: each engine's marginal cost per
-    sample row (both are linear in the rows once Spark's fixed cost is paid), where the lines
-    cross, and where pandas' memory line reaches the machine's RAM. Printed as extrapolation."""
-    n = min(len(pandas_t), len(spark_t))
-    if n < 2 or len(pandas_mb) < 2:
-        return
-    per = samples * METRICS
-    r0, r1 = sizes[n - 2] * per, sizes[n - 1] * per
-    pandas_cost = (pandas_t[n - 1] - pandas_t[n - 2]) / (r1 - r0)
-    spark_cost = (spark_t[n - 1] - spark_t[n - 2]) / (r1 - r0)
-    print(
-        f"marginal cost per million sample rows ({sizes[n - 2]:,} -> {sizes[n - 1]:,}): "
-        f"pandas {pandas_cost * 1e6:.2f} s, Spark local[2] {spark_cost * 1e6:.2f} s"
-    )
-    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
-    per_row = (pandas_mb[-1] - pandas_mb[-2]) / (r1 - r0) * 2**20
-    out_of_memory = (total_mb - pandas_mb[-1]) * 2**20 / per_row + r1 if per_row > 0 else math.inf
-    if spark_t[n - 1] < pandas_t[n - 1]:
-        first = next(s for s, p, q in zip(sizes, pandas_t, spark_t, strict=False) if q < p)
-        print(f"measured: Spark is faster from {first:,} partitions on")
-    elif spark_cost < pandas_cost:
-        cross = r1 + (spark_t[n - 1] - pandas_t[n - 1]) / (pandas_cost - spark_cost)
+            star = "" if s["peak_reset"] else "*"
+            s_cell = (
+                f"{s['seconds']:>8.2f} {s['seconds'] / (size * per / 1e6):>8.3f} "
+                f"{s['peak_mb'] / 1024:>5.2f}GiB{star}"
+            )
+        else:
+            s_cell = f"{'-':>8} {'-':>8} {'-':>9}"
+        ratio, agree = "-", "-"
+        if p and s and "failure" not in p:
+            ratio = f"{s['seconds'] / p['seconds']:.2f}x"
+            agree = "yes" if (p["mismatch"], p["rows"]) == (s["mismatch"], s["rows"]) else "NO"
         print(
-            f"extrapolated (not measured): Spark overtakes pandas near {cross / per:,.0f} "
-            f"partitions ({cross / 1e6:,.0f} million sample rows)"
+            f"{size:>10,} {marks.get(size, ''):>2} {size * per:>12,} {p_cell:>36} {s_cell} "
+            f"{ratio:>12} {agree:>5}"
+        )
+    if spark_failure:
+        print(f"Spark did not finish every size: {spark_failure}")
+    generated = sum(bench.generated.values())
+    print(f"data generation (not counted): {generated:.0f} s for {len(bench.generated)} sizes")
+    verdicts(args, bench, bracket, spark)
+
+
+def verdicts(
+    args: argparse.Namespace, bench: Bench, bracket: tuple[int, int], spark: dict[int, Result]
+) -> None:
+    """The measured limit and the two goals, each as a line that says met or not."""
+    limit, failed = bracket
+    per = args.samples * METRICS
+    cap = args.memory_limit_gb
+    at_limit = bench.pandas[limit]
+    print(
+        f"pandas' limit under the {cap:g} GiB cap: {limit:,} partitions ({limit * per / 1e6:,.1f}"
+        f" M sample rows, peak {at_limit['peak_mb'] / 1024:.2f} GiB); it failed at {failed:,}"
+    )
+    doubled = bench.pandas[2 * limit]
+    print(
+        f"pandas at 2x its limit ({2 * limit:,} partitions): "
+        + (f"FAILED, {doubled['failure']}" if "failure" in doubled else "completed (unexpected)")
+    )
+    p, s = bench.pandas.get(GOAL_PARTITIONS), spark.get(GOAL_PARTITIONS)
+    if p and s and "failure" not in p:
+        ratio = s["seconds"] / p["seconds"]
+        met = "met" if ratio <= RATIO_GOAL else "NOT met"
+        print(
+            f"goal: Spark within {RATIO_GOAL}x of pandas at {GOAL_PARTITIONS:,} partitions: "
+            f"{ratio:.2f}x ({s['seconds']:.1f} s against {p['seconds']:.1f} s): {met}"
         )
     else:
+        print(f"goal: the ratio at {GOAL_PARTITIONS:,} partitions was not measured")
+    top = spark.get(4 * limit)
+    if top:
         print(
-            "extrapolated (not measured): Spark's marginal cost is not below pandas' here, so its "
-            "fixed cost is never won back on this machine; it overtakes only where pandas can "
-            "no longer run"
+            f"goal: Spark finishes at 4x pandas' limit ({4 * limit:,} partitions, "
+            f"{4 * limit * per / 1e6:,.1f} M sample rows) under the same cap: met, in "
+            f"{top['seconds']:.1f} s, JVM peak {top['peak_mb'] / 1024:.2f} GiB"
         )
-    if math.isfinite(out_of_memory):
-        print(
-            f"extrapolated (not measured): pandas' peak grows {per_row:.0f} bytes per sample row;"
-            f" {total_mb / 1024:.0f} GiB would be used up near {out_of_memory / 1e6:,.0f} million"
-            f" rows = {out_of_memory / per:,.0f} partitions at {samples} samples x {METRICS} "
-            "metrics; Spark's JVM stays within its heap (aggregations spill to disk)"
-        )
+    else:
+        print(f"goal: Spark finishes at 4x pandas' limit ({4 * limit:,} partitions): NOT met")
 
 
 if __name__ == "__main__":
