@@ -22,6 +22,7 @@ from kconform.suites.broker.helpers import (
     err,
     get,
     get_after_change,
+    settled,
     subscribe,
     wait_interval,
 )
@@ -69,8 +70,10 @@ async def test_subscription_id_changes(target: BrokerTarget, check: Check) -> No
     name = check.unique("sub")
 
     async def put(metrics: tuple[str, ...], interval_ms: int) -> None:
+        """Replace the one subscription in place and wait until every broker applied it."""
         subscription = Subscription(name, metrics, interval_ms, {"client_id": client_id})
         await asyncio.to_thread(target.set_subscription, subscription)
+        await settled(check)
 
     await put(("org.apache.kafka.producer.",), INTERVAL_MS)
     check.defer(lambda: target.delete_subscription(name))
