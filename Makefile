@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
+.PHONY: run test test-harness test-brokers lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -33,16 +33,29 @@ APACHE_TARGETS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),apach
 APACHE_UNGATED := --deselect 'suites/broker/test_security_bomb.py::test_bomb_not_exported'
 
 ## test: set up .venv and run the whole test suite
+# Two streams side by side, each one's output printed when it ends: the harness tests and the
+# embedded targets in TEST_WORKERS pytest-xdist workers (a module's tests stay in one worker;
+# most cases wait on client intervals, so two workers per core), and the real-broker runs.
+TEST_WORKERS ?= 4
 test: $(STAMP) chromium
-	$(TEST_ENV) $(BIN)/python -m pytest --target $(TEST_TARGETS) $(BASELINE_ARGS)
+	@echo "make test: harness tests in $(TEST_WORKERS) workers beside the real-broker runs;" \
+	  "each prints its output when it ends"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-harness test-brokers
+ifeq ($(CI),true)
+	CI=true $(TEST_ENV) $(BIN)/python tests/docker/provision.py ci $(APACHE_UNGATED)
+endif
+
+test-harness: $(STAMP)
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope \
+	  --target $(TEST_TARGETS) $(BASELINE_ARGS)
+
+test-brokers: $(STAMP)
 	$(TEST_ENV) $(BIN)/kconform soak --target reference --duration 60s --clients 200 \
 	  --push-interval-ms 5000 --out build/soak/reference
 ifneq ($(KAFKA_DISTS),)
 	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
 	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
 	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
-endif
-ifneq ($(KAFKA_DISTS),)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
 	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS) $(APACHE_UNGATED)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
@@ -50,9 +63,6 @@ ifneq ($(KAFKA_DISTS),)
 else
 	@echo "apache targets skipped: no Apache Kafka distributions (../shared/kafka absent," \
 	  "KCONFORM_KAFKA_DISTS unset)"
-endif
-ifeq ($(CI),true)
-	CI=true $(TEST_ENV) $(BIN)/python tests/docker/provision.py ci $(APACHE_UNGATED)
 endif
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over every package
@@ -86,6 +96,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/suite.py
 	$(BIN)/python benchmarks/proxy.py
 	$(BIN)/python benchmarks/parallel.py
+	$(BIN)/python benchmarks/fuzz.py
 
 ## chromium: headless browser for the HTML report test (Debian package; needs root)
 chromium:
@@ -93,7 +104,7 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium could not be installed: the browser test will be skipped"
 
-## bench-volumes: volume comparison at 1k/10k/100k partitions, Spark local[2] vs pandas (~1.5 min, ~5 GiB)
+## bench-volumes: Spark local[2] vs pandas, 1k-100k partitions, then to pandas' limit under a 6 GiB cap and 4x it on Spark (5-8 min)
 bench-volumes: $(STAMP)
 	SPARK_LOCAL_IP=127.0.0.1 $(BIN)/python benchmarks/volumes.py
 
