@@ -97,6 +97,21 @@ def peek_request_api(payload: bytes | memoryview) -> tuple[int, int]:
     return INT16.unpack_from(payload, 0)[0], INT16.unpack_from(payload, 2)[0]
 
 
+def decode_request_header(payload: bytes | memoryview) -> Message:
+    """A request's header alone (who sent it: `client_id`), its body left unread."""
+    buf = payload if isinstance(payload, memoryview) else memoryview(payload)
+    return _request_header(buf)[0]
+
+
+def _request_header(buf: memoryview) -> tuple[Message, int, int]:
+    """(header, header version, where the body starts); DecodeError if the header does not
+    decode."""
+    api_key, api_version = peek_request_api(buf)
+    header_version = request_header_version(api_key, api_version)
+    header, pos = RequestHeader.decode_from(buf, 0, len(buf), header_version)
+    return header, header_version, pos
+
+
 def decode_request(payload: bytes | memoryview, *, strict: bool = True) -> RequestFrame:
     """Decode a request payload (without size prefix), as a broker would.
 
@@ -106,9 +121,8 @@ def decode_request(payload: bytes | memoryview, *, strict: bool = True) -> Reque
     UNSUPPORTED_VERSION response, KIP-511). A header that does not decode raises DecodeError.
     """
     buf = payload if isinstance(payload, memoryview) else memoryview(payload)
-    api_key, api_version = peek_request_api(buf)
-    header_version = request_header_version(api_key, api_version)
-    header, pos = RequestHeader.decode_from(buf, 0, len(buf), header_version)
+    header, header_version, pos = _request_header(buf)
+    api_key, api_version = int(header.request_api_key), int(header.request_api_version)
     request = REQUESTS.get(api_key)
     if request is None:
         error = DecodeError(f"unknown api key {api_key}", offset=0, path=("RequestHeader",))

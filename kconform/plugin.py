@@ -397,6 +397,8 @@ def _call_verdict(
     if isinstance(error, Unsupported):
         return Verdict.UNSUPPORTED, str(error)
     if isinstance(error, PreconditionUnmet):
+        if check is not None and check.violated:  # a deviation seen before it still counts
+            return verdict_for(info.level, violated=True), ""
         return Verdict.NOT_APPLICABLE, ""  # the note the check recorded says what was not met
     if isinstance(error, CaseAbort | AssertionError):
         return verdict_for(info.level, violated=True), str(error)

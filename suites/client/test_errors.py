@@ -245,6 +245,13 @@ async def test_throttle_time(
         "next request on the connection",
         f"{later[0]} after {later[0].sent - first.answered:.3f} s" if later else "none",
     )
+    check.precondition(
+        "a later request on the throttled connection (else nothing shows whether the client "
+        "held back)",
+        ">= 1",
+        "none",
+        ok=bool(later),
+    )
     check.expect(
         f"requests on the connection within ThrottleTimeMs ({THROTTLE_TIME_MS} ms)", [], early
     )

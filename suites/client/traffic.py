@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kconform.codecs.compression import CompressionError, decompress
-from kconform.codecs.framing import decode_request, decode_response
+from kconform.codecs.framing import decode_request, decode_request_header, decode_response
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError
 from kconform.fixtures.wirelog import WireEntry
@@ -160,6 +160,21 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
     own = [e for e in entries if e.connection in mine]
     closes = {c: t for c, t in closed.items() if c in mine}
     return Traffic(client_id, exchanges, closes, own, truncated, others)
+
+
+def first_request_at(entries: Iterable[WireEntry], client_id: str) -> float | None:
+    """When the first request carrying `client_id` reached the proxy (monotonic), reading only
+    request headers; None if none did."""
+    for entry in entries:
+        if entry.direction != "client->broker" or not entry.raw:
+            continue
+        try:
+            header = decode_request_header(entry.raw)
+        except DecodeError:
+            continue
+        if header.client_id == client_id:
+            return entry.monotonic
+    return None
 
 
 def _response(entry: WireEntry, exchange: Exchange) -> Message | None:

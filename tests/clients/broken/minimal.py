@@ -51,6 +51,7 @@ class Behaviour:
     downgrade_loop: bool = False
     ignores_unknown_subscription: bool = False
     own_client_id: str | None = None  # sent instead of the client.id it is given
+    start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
 
 
 class Client:
@@ -229,6 +230,8 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     out.emit("started", client="kconform-minimal", version="1.0.0", id=str(uuid.uuid4()))
     started = time.monotonic()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), behaviour.start_delay)
     client = Client(behaviour, invocation.config, out)
     try:
         if not await client.connect(invocation.bootstrap):
@@ -241,7 +244,9 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
     if enabled and {71, 72} <= client.apis:
         task = asyncio.create_task(client.telemetry())
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), invocation.scenario.seconds)
+        # the scenario's time runs from the start, as in the Java driver (its JVM start aside)
+        left = started + invocation.scenario.seconds - time.monotonic()
+        await asyncio.wait_for(stop.wait(), left)
     out.emit("closing")
     closing = time.monotonic()
     if task is not None:
