@@ -139,6 +139,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kconform_disruptive: may kill a fragile target; runs after its other cases"
     )
+    config.addinivalue_line(
+        "markers",
+        "kconform_timeout(seconds): a longer bound than --case-timeout, for cases whose first "
+        "one does work they all share (a Spark session, a produced workload)",
+    )
     settings.load_profile(config.getoption("--kconform-profile"))
     target_specs(config)  # a bad --target fails here, before any test runs
     config.stash[_STATE] = RunState(config)
@@ -342,13 +347,17 @@ async def _awaited(awaitable: Any) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run `async def` cases on the session's loop, bounded by --case-timeout."""
+    """Run `async def` cases on the session's loop, bounded by --case-timeout (or a longer
+    `kconform_timeout` mark)."""
     if not inspect.iscoroutinefunction(pyfuncitem.obj):
         return None
     state: RunState = pyfuncitem.config.stash[_STATE]
     names = pyfuncitem._fixtureinfo.argnames
     coroutine = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names})
     timeout = pyfuncitem.config.getoption("--case-timeout")
+    longer = pyfuncitem.get_closest_marker("kconform_timeout")
+    if longer is not None:
+        timeout = max(timeout, float(longer.args[0]))
     try:
         state.runtime.run(coroutine, timeout=timeout)
     except TimeoutError:

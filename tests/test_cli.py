@@ -272,3 +272,15 @@ def test_exit_code_judges_nothing_as_not_ok() -> None:
     assert "1 not-applicable" in reason and "1 skipped" in reason and "why a" in reason
     results.results.append(result("pass", "c"))
     assert exit_code(results, 0) == EXIT_OK and nothing_judged(results) is None
+
+
+def test_a_case_may_ask_for_a_longer_bound_than_case_timeout(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        "import asyncio, pytest\n"
+        "async def test_short():\n    await asyncio.sleep(1.5)\n"
+        "@pytest.mark.kconform_timeout(30)\n"
+        "async def test_long():\n    await asyncio.sleep(1.5)\n"
+    )
+    result = pytester.runpytest("-p", "kconform.plugin", "--case-timeout", "1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*Inconclusive: case did not finish within 1s*"])

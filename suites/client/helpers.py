@@ -60,6 +60,9 @@ class Recording:
     requested_metrics: Sequence[str] = ()
     delta_temporality: bool = True
     recorded_by: str = ""
+    # the most the harness's own POLL-long waits overran while the client ran (seconds): the
+    # machine's load, which delays the client and the proxy's timestamps alike
+    harness_lag: float = 0.0
     derived: dict[str, Any] = field(default_factory=dict)  # analyses cases share (payloads)
 
     @property
@@ -141,7 +144,7 @@ async def run_client(
     run = await client.start(target.bootstrap, settings, longer)
     check.defer(run.terminate)
     try:
-        await _hold_window(run, log, mark, client_id, scenario.seconds)
+        lag = await _hold_window(run, log, mark, client_id, scenario.seconds)
         await run.wait(RUN_MARGIN)
     finally:
         await run.stop()
@@ -150,7 +153,7 @@ async def run_client(
     await asyncio.sleep(SETTLE)
     check.waited += scenario.seconds
     traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]
-    recording = Recording(client_id, run, traffic, recorded_by=check.info.id)
+    recording = Recording(client_id, run, traffic, recorded_by=check.info.id, harness_lag=lag)
     if scripted is not None:
         recording.push_interval_ms = scripted.push_interval_ms
         recording.requested_metrics = tuple(scripted.requested_metrics)
@@ -164,22 +167,37 @@ async def run_client(
 
 async def _hold_window(
     run: ClientRun, log: WireLog, mark: int, client_id: str, seconds: float
-) -> None:
+) -> float:
     """Let the client run `seconds` from its first request, then ask it to close (SIGTERM: the
     driver closes its client as at the end of its scenario). A client that is slow to start
     (a JVM beside other work on two cores) still gets its whole window to show what a case
-    judges; one that sends nothing within START_ALLOWANCE is closed then."""
+    judges; one that sends nothing within START_ALLOWANCE is closed then.
+
+    Returns the harness's own lag: the most a POLL-long wait overran while the client ran. It is
+    what the machine's load did to a thread that only sleeps, the uncertainty of every time the
+    proxy recorded, and timing cases allow it on the late side (`Recording.harness_lag`)."""
     deadline = time.monotonic() + START_ALLOWANCE
     began: float | None = None
-    while began is None and time.monotonic() < deadline:
-        if await run.exited_within(POLL):
-            return
-        entries = log.since(mark)
-        mark += len(entries)
-        began = first_request_at(entries, client_id)
-    if began is not None and await run.exited_within(began + seconds - time.monotonic()):
-        return
+    lag = 0.0
+    while time.monotonic() < deadline:
+        asked = time.monotonic()
+        if await run.exited_within(min(POLL, deadline - asked)):
+            return lag
+        lag = max(lag, time.monotonic() - asked - POLL)
+        if began is None:
+            entries = log.since(mark)
+            mark += len(entries)
+            began = first_request_at(entries, client_id)
+            if began is not None:
+                deadline = began + seconds
     run.terminate()
+    return lag
+
+
+def lag_text(recording: Recording) -> str:
+    """What a timing expectation's name adds when its late side allows the harness's lag."""
+    lag_ms = recording.harness_lag * 1000
+    return f" (late side + {lag_ms:.0f} ms: the harness's own lag meanwhile)" if lag_ms >= 1 else ""
 
 
 def require_own_traffic(check: Check, recording: Recording) -> None:
@@ -227,6 +245,7 @@ def _describe_run(check: Check, recording: Recording) -> None:
             "connections": len(traffic.connections()),
             "gets": len(traffic.gets),
             "pushes": len(traffic.pushes),
+            "harness_lag_ms": round(recording.harness_lag * 1000, 1),
         },
     )
     if run.timed_out:

@@ -22,6 +22,7 @@ from kconform.suites.client.helpers import (
     BASELINE_INTERVAL_MS,
     TELEMETRY,
     baseline_run,
+    lag_text,
     require_telemetry,
     run_client,
 )
@@ -77,12 +78,12 @@ async def test_first_push_jitter(
     )
     slack = JITTER_SLACK / interval
     early = [round(r, 3) for r in ratios if r < 0.5 - slack]
-    late = [round(r, 3) for r in ratios if r > 1.5 + slack]
+    late = [round(r, 3) for r in ratios if r > 1.5 + slack + recording.harness_lag / interval]
     # An early push is the client's doing; a late one may be the machine (a busy 2-core box, a
     # JVM's first push). One late sample among many is noted, two or more are the client's.
     outside = early + (late if len(late) > 1 else [])
     check.expect("delays outside [0.5, 1.5] x PushIntervalMs (+-25 ms; one late sample "
-                 "allowed for scheduling delay)", [], outside)  # fmt: skip
+                 f"allowed for scheduling delay){lag_text(recording)}", [], outside)  # fmt: skip
     if len(late) == 1:
         check.note(
             f"one late first push ({late[0]} x PushIntervalMs) not counted: a single late "
@@ -134,9 +135,10 @@ async def test_push_interval(
     check.precondition(
         "consecutive pairs of accepted pushes", ">= 2", len(spaced), ok=len(spaced) >= 2
     )
-    low, high = 0.95 * interval - 0.02, 1.3 * interval + 0.05
+    # late side: plus what the machine's load did to the harness meanwhile (harness_lag)
+    low, high = 0.95 * interval - 0.02, 1.3 * interval + 0.05 + recording.harness_lag
     check.expect(
-        f"every gap in [{low:.3f}, {high:.3f}] s",
+        f"every gap in [{low:.3f}, {high:.3f}] s{lag_text(recording)}",
         [],
         [round(g, 3) for g in spaced if not low <= g <= high],
     )

@@ -23,7 +23,9 @@ from kconform.engine.model import Level, case
 from kconform.engine.volumes.session import Outcome, Volumes
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
-pytestmark = pytest.mark.spark
+# the first case on a target makes the volume run the others judge: a Spark session, a produced
+# workload and the job, minutes on a loaded two-core machine rather than --case-timeout's 120 s
+pytestmark = [pytest.mark.spark, pytest.mark.kconform_timeout(600)]
 PART2 = "KIP-977 'Part 2: New Metrics with Attached Partition Tag'"
 METERS = ("MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec")
 

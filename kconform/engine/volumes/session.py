@@ -61,10 +61,16 @@ class Volumes:
             if target.name not in self._done:
                 try:
                     self._done[target.name] = await self._run(check, target)
-                except Exception as exc:
+                except BaseException as exc:
+                    # cancelled too (its case ran out of time): never made again, since the
+                    # abandoned Spark job may still be writing the same result directory
                     self._done[target.name] = exc
                     raise
         done = self._done[target.name]
+        if isinstance(done, asyncio.CancelledError):
+            raise Inconclusive(
+                f"the volume run on {target.name} did not finish within the case that made it"
+            )
         if isinstance(done, BaseException):
             raise Inconclusive(f"the volume run on {target.name} failed earlier: {done}")
         check.note(f"volume run: {done.run.out_dir}")

@@ -1,0 +1,41 @@
+"""A target's volume run is made once per session, even when the case making it runs out of time."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconform.engine.check import Check, Inconclusive
+from kconform.engine.model import CaseInfo, Level
+from kconform.engine.volumes.session import Outcome, Volumes
+from kconform.pipelines.spark import LazySpark
+
+INFO = CaseInfo("kip977.example", "example", "none", Level.MUST, "KIP-977", frozenset(), "broker")
+
+
+class SlowVolumes(Volumes):
+    """A run that never finishes by itself, counting how often it was started."""
+
+    started = 0
+
+    async def _run(self, check: Check, target: Any) -> Outcome:
+        self.started += 1
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+def test_a_run_cut_off_by_its_case_timeout_is_not_made_again(tmp_path: Path) -> None:
+    volumes = SlowVolumes(LazySpark(), tmp_path)
+    target: Any = type("Target", (), {"name": "reference"})()
+
+    async def two_cases() -> None:
+        with pytest.raises(TimeoutError):  # the first case's bound, as the plugin applies it
+            await asyncio.wait_for(volumes.outcome(Check(INFO, None), target), 0.05)
+        with pytest.raises(Inconclusive, match="did not finish within the case that made it"):
+            await asyncio.wait_for(volumes.outcome(Check(INFO, None), target), 5)
+
+    asyncio.run(two_cases())
+    assert volumes.started == 1  # the abandoned run may still be writing its result directory
