@@ -29,7 +29,7 @@ from kconform.engine.check import (
     Unsupported,
 )
 from kconform.engine.model import CaseInfo, Level, Verdict, matches_level, verdict_for
-from kconform.fixtures.runtime import LoopThread
+from kconform.fixtures.runtime import LoopThread, LoopTimeout
 from kconform.fixtures.targets.base import (
     BrokerTarget,
     TargetError,
@@ -360,8 +360,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         timeout = max(timeout, float(longer.args[0]))
     try:
         state.runtime.run(coroutine, timeout=timeout)
-    except TimeoutError:
-        raise Inconclusive(f"case did not finish within {timeout:.0f}s") from None
+    except LoopTimeout as stuck:
+        raise Inconclusive(
+            f"case did not finish within {timeout:.0f}s; then: {stuck.snapshot}"
+        ) from None
     return True
 
 
