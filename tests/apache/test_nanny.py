@@ -59,7 +59,14 @@ def test_closing_the_pipe_stops_the_child(tmp_path: Path) -> None:
 
 
 def test_a_child_ignoring_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
-    proc, keepalive, child = start(tmp_path, "sh", "-c", "'trap \"\" TERM; sleep 300 & wait'")
+    trapped = tmp_path / "trapped"  # the child ignores SIGTERM from here on (a slow shell may
+    # not have got there when the pipe closes, and then SIGTERM rightly ends it)
+    script = f"'trap \"\" TERM; : > {trapped}; sleep 300 & wait'"
+    proc, keepalive, child = start(tmp_path, "sh", "-c", script)
+    deadline = time.monotonic() + 10
+    while not trapped.exists():
+        assert time.monotonic() < deadline, "the child never set its trap"
+        time.sleep(0.02)
     os.close(keepalive)
     assert proc.wait(timeout=15) == 128 + signal.SIGKILL
     assert wait_gone(child)
