@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import inspect
+import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,6 +57,7 @@ settings.register_profile(
 )
 
 _CHECK = pytest.StashKey[Check]()
+_CLAIM_ORDER = pytest.StashKey[list[tuple[str, list[pytest.Item]]]]()
 _STATE = pytest.StashKey[RunState]()
 
 
@@ -110,7 +113,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
     group.addoption(
         "--kconform-shard", default=None,
-        help="i/N: run only worker i's share of the cases (what `kconform run -j N` passes)",
+        help="i/N: run only worker i's fixed share of the cases (a run split over machines)",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-claims", default=None,
+        help="folder shared by the workers of one run (`kconform run -j N`): each claims the "
+        "next group of cases when it is free",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-durations", default=None,
+        help="results JSON of an earlier run: with --kconform-claims, its case durations put "
+        "the longest groups first",
     )  # fmt: skip
 
 
@@ -188,9 +201,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With --kconform-shard i/N, keep worker i's groups (kconform.shards says which)."""
+    """With --kconform-claims, order the groups for claiming (every case stays collected; the
+    run loop claims); with --kconform-shard i/N, keep worker i's groups (kconform.shards)."""
     from kconform.shards import parse_shard, share
 
+    if config.getoption("--kconform-claims"):
+        _order_for_claims(config, items)
+        return
     text = config.getoption("--kconform-shard")
     if not text:
         return
@@ -203,6 +220,91 @@ def _select_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item, keep in zip(items, mine, strict=True) if keep]
+
+
+def _order_for_claims(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from kconform.shards import Group, claim_order
+
+    positions: dict[str, int] = {}
+    members: dict[str, list[pytest.Item]] = {}
+    phases: dict[str, tuple[int, bool]] = {}
+    for item in items:  # already per subject, disruptive cases last (_disruptive_last)
+        key = _shard_group(item)
+        position = positions.setdefault(_subject(item), len(positions))
+        disruptive = item.get_closest_marker("kconform_disruptive") is not None
+        phases.setdefault(key, (position, disruptive))
+        members.setdefault(key, []).append(item)
+    groups = [Group(k, phases[k], tuple(i.nodeid for i in v)) for k, v in members.items()]
+    ordered = claim_order(groups, _durations(config.getoption("--kconform-durations")))
+    items[:] = [item for group in ordered for item in members[group.key]]
+    config.stash[_CLAIM_ORDER] = [(group.key, members[group.key]) for group in ordered]
+
+
+def _durations(path: str | None) -> dict[str, float]:
+    """{nodeid: seconds} from an earlier run's results; nothing when there is none or it does not
+    read (it only orders the work, so a bad file costs balance, never a verdict)."""
+    if not path:
+        return {}
+    try:
+        results = json.loads(Path(path).read_text(encoding="utf-8"))["results"]
+        return {
+            str(r["nodeid"]): float(r["duration"])
+            for r in results
+            if r.get("nodeid") and isinstance(r.get("duration"), int | float)
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """With --kconform-claims: run each group this worker claims, as it becomes free."""
+    order = session.config.stash.get(_CLAIM_ORDER, None)
+    if order is None:
+        return None
+    from kconform.shards import try_claim
+
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} errors during collection")
+    if session.config.option.collectonly:
+        return True
+    folder = Path(session.config.getoption("--kconform-claims"))
+    chains: dict[str, Sequence[object]] = {i.nodeid: i.listchain() for i in session.items}
+    for key, members in order:
+        if not try_claim(folder, key):
+            continue
+        for index, item in enumerate(members):
+            if index + 1 < len(members):
+                nextitem: pytest.Item | None = members[index + 1]
+            else:
+                nextitem = _least_related(item, session.items, chains)
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail:
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
+    return True
+
+
+def _least_related(
+    item: pytest.Item, items: list[pytest.Item], chains: dict[str, Sequence[object]]
+) -> pytest.Item | None:
+    """The item sharing the fewest collectors with `item`, as pytest's `nextitem` after a group:
+    the worker does not know which group it will claim next, and tearing down to what every item
+    shares keeps the session's targets up without leaving a module set up that the next group's
+    item does not belong to (pytest would refuse it)."""
+    mine = chains[item.nodeid]
+
+    def shared(other: pytest.Item) -> int:
+        count = 0
+        for a, b in zip(mine, chains[other.nodeid], strict=False):
+            if a is not b:
+                break
+            count += 1
+        return count
+
+    others = [other for other in items if other is not item]
+    return min(others, key=shared) if others else None
 
 
 def _shard_group(item: pytest.Item) -> str:
@@ -245,6 +347,17 @@ def _disruptive_last(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: (
         first_seen[_subject(item)], item.get_closest_marker("kconform_disruptive") is not None
     ))  # fmt: skip
+
+
+def case_info(item: pytest.Item) -> CaseInfo | None:
+    """The conformance case an item runs (None for a harness test): for plugins that select
+    cases, such as the mutation self-test's."""
+    return _info(item)
+
+
+def subject_label(item: pytest.Item) -> str:
+    """The target or client label an item runs against ("" for harness tests)."""
+    return _subject(item)
 
 
 def _subject(item: pytest.Item) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -60,14 +61,25 @@ class Progress:
         self.label = f"{label} " if label else ""  # which worker, with -j
         self.total = 0
         self.done = 0
+        self.claims: Path | None = None  # with -j: the count is the run's, over all workers
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
-        print(f"kconform: {self.label}{self.total} case runs collected", flush=True)
+        claims = session.config.getoption("--kconform-claims", None)
+        self.claims = Path(claims) if claims else None
+        if self.claims is None:
+            print(f"kconform: {self.label}{self.total} case runs collected", flush=True)
+        elif self.label.startswith("j1 "):  # every worker collects the same cases
+            print(f"kconform: {self.total} case runs collected, shared by the workers", flush=True)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and report.skipped):
-            self.done += 1
+            if self.claims is not None:
+                from kconform.shards import count_done
+
+                self.done = count_done(self.claims)
+            else:
+                self.done += 1
             verdict = dict(report.user_properties).get("kconform_verdict", report.outcome)
             flag = "!" if report.failed else " "
             line = (
@@ -127,10 +139,14 @@ def _update_latest(out: Path) -> None:
 
 
 def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
+    """pytest's arguments for a run. `--assert=plain`: verdicts come from `check.expect`, never
+    from an assert's text, and rewriting kconform's modules on import cost each process (each
+    worker of `-j N`) 1.5 s of CPU where bytecode is not cached (PYTHONDONTWRITEBYTECODE)."""
     paths = [str(SUITES_DIR / suite) for suite in options.suites]
     args = [
         *paths, "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--import-mode=importlib",
-        "-p", "no:cacheprovider", "-p", "no:terminal", "--kconform-results", str(results_path),
+        "-p", "no:cacheprovider", "-p", "no:terminal", "--assert=plain",
+        "--kconform-results", str(results_path),
         "--target", options.targets, "--level", options.level,
     ]  # fmt: skip
     if options.brokers is not None:
@@ -187,16 +203,20 @@ def run(options: RunOptions) -> int:
 def _run_sharded(options: RunOptions, results_path: Path) -> int:
     """The cases split over `options.jobs` workers (kconform.shards), their results merged into
     `results_path`; pytest's exit code for the whole (the worst of the workers')."""
-    from kconform.shards import run_workers, shard_results_path
+    from kconform.shards import claims_folder, run_workers, shard_results_path
 
     count = options.jobs
     paths = [shard_results_path(results_path, i) for i in range(1, count + 1)]
     for path in paths:
         path.unlink(missing_ok=True)
-    worker_args = [
-        [*pytest_args(options, path), "--kconform-shard", f"{i}/{count}"]
-        for i, path in enumerate(paths, start=1)
-    ]
+    claims = claims_folder(results_path)
+    shutil.rmtree(claims, ignore_errors=True)
+    claims.mkdir(parents=True)
+    shared = ["--kconform-claims", str(claims)]
+    earlier = _earlier_results(results_path)
+    if earlier is not None:
+        shared += ["--kconform-durations", str(earlier)]
+    worker_args = [[*pytest_args(options, path), *shared] for path in paths]
     print(f"kconform: {count} workers", flush=True)
     try:
         codes = run_workers(worker_args, verbose=options.verbose)
@@ -276,6 +296,15 @@ def _volume_sections(out: Path) -> list[str]:
         except (OSError, ValueError) as exc:
             print(f"kconform: volume summary {summary} not shown: {exc}", file=sys.stderr)
     return sections
+
+
+def _earlier_results(results_path: Path) -> Path | None:
+    """The results of the run before this one, whose case durations order the groups for the
+    workers: the same folder's (a repeated `--out`) or the one `latest` points at."""
+    for candidate in (results_path, results_path.parent.parent / "latest" / "results.json"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _previous_run(out: Path) -> RunResults | None:

@@ -9,8 +9,14 @@ The split keeps together only what should stay together: the cases that judge on
 client run (`suites.client.helpers.shared_run`; each says which with `case(shares=...)`) form
 one group per subject and recipe, so the run is recorded once; every other case is a group of
 its own (each worker has its own targets, so a disruptive case ends only its own worker's).
-Every worker collects the same cases and computes the same assignment (largest group first, to
-the least loaded worker), then keeps its own share.
+
+`kconform run -j N` shares the groups out as the workers become free: every worker collects the
+same cases, orders the groups the same way (longest expected first, from the durations of the
+previous run when there is one) and claims the next unclaimed group by creating its file in a
+folder the workers share (`try_claim`: O_EXCL, so exactly one worker wins). A fixed split cannot
+know that one case waits 7 s on a client and the next 0.1 s; claiming balances whatever happens.
+`--kconform-shard i/N` alone is the fixed split (`share`): largest group first to the least
+loaded worker, the same answer in every worker, for splitting a run over machines.
 
 A worker dies with the run: SIGTERM from the kernel when the process that started it dies
 (PR_SET_PDEATHSIG), and Ctrl-C reaches the workers as it reaches the run (same process group).
@@ -19,11 +25,13 @@ Their own children (targets, clients) already die with them.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
+import statistics
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +81,51 @@ def share(keys: Sequence[str], shard: Shard) -> list[bool]:
         sizes[key] = sizes.get(key, 0) + 1
     placed = assign(sizes.items(), shard.count)
     return [placed[key] == shard.index for key in keys]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Cases that run in one worker, one after another, in collection order."""
+
+    key: str
+    phase: tuple[int, bool]  # (position of its subject, disruptive): earlier phases go first
+    nodeids: tuple[str, ...]
+
+
+def claim_order(groups: Sequence[Group], expected: Mapping[str, float]) -> list[Group]:
+    """The order workers claim groups in: phase by phase (so a disruptive case still comes after
+    its subject's other cases), and within a phase the longest expected first, so the last
+    groups claimed are short and no worker is left with a long one at the end. A case without a
+    duration from the previous run counts as the median of those with one (1 s when none has)."""
+    known = [expected[n] for g in groups for n in g.nodeids if n in expected]
+    typical = statistics.median(known) if known else 1.0
+
+    def seconds(group: Group) -> float:
+        return sum(expected.get(n, typical) for n in group.nodeids)
+
+    return sorted(groups, key=lambda g: (g.phase, -seconds(g)))  # stable: ties keep their order
+
+
+def try_claim(folder: Path, key: str) -> bool:
+    """Claim group `key` for this worker; False when another worker already has it."""
+    name = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    try:
+        fd = os.open(folder / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as claimed:
+        claimed.write(key + "\n")  # which group, for a person reading the folder
+    return True
+
+
+def count_done(folder: Path) -> int:
+    """Record one more finished case run in `folder`; the run's count so far (all workers)."""
+    fd = os.open(folder / "done", os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o644)
+    try:
+        os.write(fd, b".")  # one byte, appended atomically: the file's size is the count
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def default_jobs() -> int:
@@ -129,6 +182,11 @@ def worker_main(argv: list[str]) -> int:
 
     index, verbose, args = argv[0], argv[1] == "1", argv[2:]
     return int(pytest.main(args, plugins=[Progress(verbose, label=f"j{index}")]))
+
+
+def claims_folder(results_path: Path) -> Path:
+    """Where the workers of one run claim their groups, next to their results files."""
+    return results_path.parent / "shards" / "claims"
 
 
 def shard_results_path(results_path: Path, index: int) -> Path:
