@@ -42,7 +42,7 @@ RUN_MARGIN = 30.0  # seconds a driver may take beyond its scenario before it is 
 # seconds a client may take from its start to its first request (a JVM on a loaded machine);
 # its scenario's time counts from that request, not from the process start
 START_ALLOWANCE = 30.0
-POLL = 0.05  # seconds between looks at the wire log for the client's first request
+POLL = 0.05  # seconds between looks for the client's first request, and the lag probe's wait
 SETTLE = 0.3  # seconds for the proxy to log the last frames and closes after the client exits
 
 _topics: set[tuple[int, str]] = set()

@@ -8,6 +8,7 @@ import pytest
 
 from kconform.engine.model import CaseInfo
 from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.plugin import case_info, subject_label
 
 
 def claimed(info: CaseInfo, target_label: str) -> bool:
@@ -22,13 +23,11 @@ def claimed(info: CaseInfo, target_label: str) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     keep, drop = [], []
     for item in items:
-        marker = item.get_closest_marker("kconform_case")
-        spec = getattr(item, "callspec", None)
-        target = spec.params.get("target") if spec is not None else None
-        if marker is None or target is None:
+        info = case_info(item)
+        if info is None or claimed(info, subject_label(item)):
             keep.append(item)
         else:
-            (keep if claimed(marker.args[0], str(target.label)) else drop).append(item)
+            drop.append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
