@@ -14,8 +14,8 @@ exactly as `oracle.exchange` would, spending fewer connections:
 - **A request that may make the target close goes in its turn** (`risky`: what the codec cannot
   read as a request it knows): written when nothing else is outstanding, and nothing after it
   until it is answered, so a close is the answer of that one request (ruling 11) even on a
-  target that reads ahead and drops the answers it owed (the reference's proxy does). A session
-  push (`FuzzRequest.session`) goes in its turn too, after its GetTelemetrySubscriptions.
+  target that reads ahead and drops the answers it owed (a proxy in front of a broker may). A
+  session push (`FuzzRequest.session`) goes in its turn too, after its GetTelemetrySubscriptions.
 - **A close with several requests outstanding is unclear**: each of them is then judged alone.
 - **After a close, liveness** is the first request on the new connection the rest of the batch
   goes on (a plain ApiVersions); only when that is not answered does the patient `oracle.alive`
