@@ -231,6 +231,7 @@ def _run_sharded(options: RunOptions, results_path: Path) -> int:
             codes.append(int(pytest.ExitCode.INTERNAL_ERROR))
     if runs:
         merge_runs(runs).write(results_path)
+    shutil.rmtree(claims, ignore_errors=True)  # coordination only: nothing a reader needs
     return worst_exit(codes)
 
 

@@ -204,6 +204,7 @@ def test_a_run_in_workers_gives_the_verdicts_of_a_run_in_one_process(tmp_path: P
     assert three == one
     shards = sorted((tmp_path / "three/shards").glob("results-*.json"))
     assert [p.name for p in shards] == ["results-1.json", "results-2.json", "results-3.json"]
+    assert not (tmp_path / "three/shards/claims").exists()
     counts = [len(RunResults.read(p).results) for p in shards]
     assert sum(counts) == len(one)  # a worker that started late may have found nothing left
     assert json.loads((tmp_path / "three/results.json").read_text())["interrupted"] is False
