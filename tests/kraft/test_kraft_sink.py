@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kconform.fixtures.targets import sink_cluster
 from kconform.fixtures.targets.base import TargetError
 from kconform.fixtures.targets.kraft_container import SinkClient, free_ports
 
@@ -18,6 +19,16 @@ def test_free_ports_are_distinct_and_bindable() -> None:
     for port in ports:
         with socket.socket() as s:
             s.bind(("127.0.0.1", port))
+
+
+def test_free_ports_come_from_below_the_kernels_ephemeral_range() -> None:
+    """A port the kernel could give an outgoing connection while a JVM is still starting would
+    keep that broker from binding it."""
+    low = sink_cluster._ephemeral_low()
+    if low - sink_cluster.LOWEST_FIXED_PORT < 1000:
+        pytest.skip(f"no room below this machine's ephemeral range (starts at {low})")
+    for _ in range(20):
+        assert all(sink_cluster.LOWEST_FIXED_PORT <= p < low for p in free_ports(12))
 
 
 def test_client_reads_health_telemetry_and_partition_metrics(
