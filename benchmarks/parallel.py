@@ -83,10 +83,12 @@ def samples(results: RunResults) -> dict[str, list[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--client", default="confluent-kafka")
-    parser.add_argument("--jobs", type=int, default=default_jobs())
+    parser.add_argument("--jobs", type=int, default=None, help="default: what certify uses")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--broker", action="store_true", help="broker suites on reference")
     opts = parser.parse_args()
+    if opts.jobs is None:
+        opts.jobs = default_jobs("" if opts.broker else opts.client)
     if opts.broker:
         base = ["run", "--target", "reference", "--cases", BROKER_CASES, "--no-default-baselines"]
         what = f"broker suites on reference ({BROKER_CASES})"

@@ -33,8 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
 JOBS_HELP = (
-    "worker processes, each with its own targets and clients; cases of one suite file and "
-    "subject stay together (default 1)"
+    "worker processes, each with its own targets and clients; cases judging one recorded "
+    "client run stay together, and a free worker takes the next case (default 1)"
 )
 
 
@@ -94,7 +94,7 @@ def _cmd_certify(args: argparse.Namespace) -> int:
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
         use_default_baselines=False, verbose=args.verbose,
-        jobs=args.jobs if args.jobs is not None else default_jobs(),
+        jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
     )  # fmt: skip
     code = run(options)
     results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
@@ -346,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
     certify.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
-                         "four per core; a client case mostly waits on the client)")  # fmt: skip
+                         "four per core for confluent-kafka and kafka-python, whose cases mostly "
+                         "wait; 1 for java and command: drivers, whose timing bent)")  # fmt: skip
     certify.set_defaults(func=_cmd_certify)
 
     listing = sub.add_parser("list", help="every case id with level, spec reference and title")

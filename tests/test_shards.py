@@ -23,6 +23,7 @@ from kconform.shards import (
     assign,
     claim_order,
     count_done,
+    default_jobs,
     parse_shard,
     share,
     try_claim,
@@ -142,6 +143,18 @@ def test_claiming_workers_run_every_case_once_across_modules(pytester: pytest.Py
         for name, i in [("alpha", 2), ("beta", 0), ("beta", 2), ("alpha", 1), ("beta", 1),
                         ("alpha", 0), ("beta", 3)]
     ]  # fmt: skip
+
+
+def test_workers_by_default_only_for_clients_that_wait_without_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert default_jobs("confluent-kafka") == 8
+    assert default_jobs("confluent-kafka, kafka-python") == 8
+    assert default_jobs("") == 8  # broker suites
+    assert default_jobs("java:4.1.0") == 1  # a JVM per case bent the timing, even at -j 2
+    assert default_jobs("confluent-kafka,java") == 1
+    assert default_jobs("command:/opt/driver") == 1
 
 
 def test_the_run_exit_code_is_the_worst_of_the_workers() -> None:
