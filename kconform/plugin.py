@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, settings
 from kconform.engine.check import (
     CaseAbort,
     Check,
+    HarnessDefect,
     Inconclusive,
     PreconditionUnmet,
     Unsupported,
@@ -482,6 +483,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 HARNESS_ERRORS: tuple[type[BaseException], ...] = (
     Inconclusive, TargetError, ConnectionError, TimeoutError, asyncio.TimeoutError,
+    HarnessDefect,
 )  # fmt: skip
 
 

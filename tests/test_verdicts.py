@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from kconform import plugin
-from kconform.engine.check import Check, PreconditionUnmet
+from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, present
 from kconform.engine.model import CaseInfo, Level, Verdict
 
 MUST_CASE = CaseInfo(
@@ -41,3 +43,34 @@ def test_a_deviation_seen_before_an_unmet_precondition_still_fails() -> None:
 
     with pytest.raises(PreconditionUnmet):  # what stopped the case there
         check.precondition("x", 1, 2)
+
+
+def test_a_value_the_harness_guarantees_but_lacks_is_an_error_never_a_fail() -> None:
+    """A bare `assert x is not None` in a suite would be a `fail` of the subject."""
+    check = Check(MUST_CASE, None)
+    assert present(0, "a falsy value that is there") == 0
+
+    def case() -> None:
+        present(None, "the answer time a precondition required")
+
+    item = SimpleNamespace(stash=pytest.Stash())
+    item.stash[plugin._CHECK] = check
+    call = pytest.CallInfo.from_call(case, when="call", reraise=None)
+    verdict, message = plugin._call_verdict(item, MUST_CASE, call)  # type: ignore[arg-type]
+    assert verdict is Verdict.ERROR
+    assert "the answer time a precondition required" in message
+    with pytest.raises(HarnessDefect):
+        present(None, "x")
+
+
+def test_the_suites_hold_no_bare_assert() -> None:
+    """Suites judge with `check.expect`/`require` and narrow types with `present`: an `assert`
+    that fires is a `fail` verdict with no expectation behind it."""
+    suites = Path(__file__).resolve().parents[1] / "suites"
+    found = [
+        f"{path.relative_to(suites)}:{node.lineno}"
+        for path in sorted(suites.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assert)
+    ]
+    assert found == []

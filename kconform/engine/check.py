@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kconform.engine.model import CaseInfo
 from kconform.fixtures.connection import KafkaConnection
@@ -44,6 +44,24 @@ class PreconditionUnmet(Exception):
     """The subject did not bring about what the case judges (no Terminating push was sent, one
     broker where two are needed): the case is not applicable, which is neither a fail nor an
     error of the harness."""
+
+
+class HarnessDefect(Exception):
+    """Something the harness itself guarantees did not hold (a value its own earlier step must
+    have set): an `error` verdict, never a `fail` of the subject."""
+
+
+T = TypeVar("T")
+
+
+def present(value: T | None, what: str) -> T:
+    """`value`, which the harness's own logic guarantees is set; `HarnessDefect` if it is not.
+
+    Suites use it where a plain `assert x is not None` would narrow the type, because an
+    AssertionError is a `fail` verdict: it would blame the subject for the harness's slip."""
+    if value is None:
+        raise HarnessDefect(f"harness defect: {what} is unexpectedly missing")
+    return value
 
 
 class Check:

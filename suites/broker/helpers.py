@@ -24,7 +24,7 @@ from kconform.codecs.messages import (
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ZERO_UUID
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check, Inconclusive, present
 from kconform.engine.payloads import payload as payload  # re-exported for the cases
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
@@ -71,8 +71,7 @@ async def subscribe(
 
 async def _put(check: Check, subscription: Subscription) -> None:
     """Create (or replace) a subscription, deleted when the case ends."""
-    target = check.target
-    assert target is not None
+    target = present(check.target, "a broker case's target")
     await asyncio.to_thread(target.set_subscription, subscription)
     check.defer(lambda: target.delete_subscription(subscription.name))
 
@@ -92,8 +91,7 @@ async def settled(check: Check) -> float:
     applies the marker.
     """
     started = time.monotonic()
-    target = check.target
-    assert target is not None
+    target = present(check.target, "a broker case's target")
     probe_id, name = check.fresh("settle"), check.fresh("settle-sub")
     await _put(
         check, Subscription(name, (MARKER_METRIC,), SHORT_INTERVAL_MS, {"client_id": probe_id})
@@ -171,8 +169,7 @@ async def connection(
     """A connection to the `broker`-th broker with the case's client id (`check.unique("client")`),
     subscribed at `interval_ms` first when `subscribed` (None: where the target lets the harness
     subscribe; elsewhere unsubscribed, PushIntervalMs 300000)."""
-    target = check.target
-    assert target is not None
+    target = present(check.target, "a broker case's target")
     client_id = check.unique("client")
     if subscribed is None:
         subscribed = target.has(Capability.CLIENT_METRICS_ADMIN)

@@ -10,7 +10,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
-from kconform.engine.check import Check, Unsupported
+from kconform.engine.check import Check, Unsupported, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
@@ -58,7 +58,7 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
     _, first = await api_versions(check, 0)
     own = next((k for k in first.body.api_keys if k.api_key == API_VERSIONS), None)
     check.require("v0 lists ApiVersions (18)", True, own is not None)
-    assert own is not None
+    own = present(own, "ApiVersions' own entry, required above")
     for version in range(5):
         try:
             _, response = await api_versions(check, version)
@@ -187,7 +187,7 @@ async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) 
                 f"v{version}: a v0 body", "decodable v0 body", f"undecodable: {exc}", False
             )
             continue
-        assert response is not None
+        response = present(response, "the answer request_raw returns when it expects one")
         body = response.body
         check.expect(f"v{version}: body read as v0", 0, response.version)
         check.expect(f"v{version}: ErrorCode", int(ErrorCode.UNSUPPORTED_VERSION), body.error_code)
@@ -218,10 +218,10 @@ async def test_fallback_range_usable(target: BrokerTarget, check: Check) -> None
         check.precondition(f"the fallback answer decodes ({judge} judges it)", "a v0 body",
                            f"undecodable: {exc}", False)  # fmt: skip
         raise
-    assert response is not None
+    response = present(response, "the answer request_raw returns when it expects one")
     entry = next((k for k in response.body.api_keys if k.api_key == API_VERSIONS), None)
     check.require("fallback lists ApiVersions", True, entry is not None)
-    assert entry is not None
+    entry = present(entry, "ApiVersions' entry, required above")
     retry = await conn.request(
         ApiVersionsRequest(client_software_name="kconform", client_software_version="1.0"),
         entry.max_version,

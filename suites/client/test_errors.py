@@ -14,7 +14,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
-from kconform.engine.check import Check
+from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
@@ -62,12 +62,12 @@ def _immediate_get_case(error: ErrorCode) -> Any:
             check, client, client_target, Scenario.idle(seconds=3.2), scripted=scripted
         )
         failed = _first_error(check, recording, error)
-        assert failed.answered is not None
+        answered = present(failed.answered, "the answer time _first_error requires")
         after = recording.traffic.after(failed.sent, 71, 72)
         nxt = after[0] if after else None
         check.observe("next telemetry request", str(nxt) if nxt else "none")
         check.expect("the next telemetry request is a Get", 71, nxt.api_key if nxt else None)
-        delay = None if nxt is None else round(nxt.sent - failed.answered, 3)
+        delay = None if nxt is None else round(nxt.sent - answered, 3)
         bound = round(IMMEDIATE + recording.harness_lag, 3)
         check.expect(
             f"sent within {IMMEDIATE:g} s of the error{lag_text(recording)}",
@@ -149,9 +149,9 @@ def _stop_case(error: ErrorCode) -> Any:
         # A client that began closing before the error reached it has not seen the error yet:
         # its one Terminating push is the close, not a push after the error.
         closing = recording.event_time("closing")
-        assert failed.answered is not None
+        answered = present(failed.answered, "the answer time _first_error requires")
         racing = [e for e in later if e.terminating and closing is not None
-                  and closing <= failed.answered + CLOSE_RACE_MARGIN]  # fmt: skip
+                  and closing <= answered + CLOSE_RACE_MARGIN]  # fmt: skip
         if racing:
             check.observe("Terminating push of a close begun before the error arrived", len(racing))
         pushed = [str(e) for e in later if e not in racing]
@@ -189,9 +189,9 @@ async def test_throttling_quota_exceeded(
         check, client, client_target, Scenario.idle(seconds=3.0), scripted=scripted
     )
     failed = _first_error(check, recording, ErrorCode.THROTTLING_QUOTA_EXCEEDED)
-    assert failed.answered is not None
+    answered = present(failed.answered, "the answer time _first_error requires")
     after = recording.traffic.after(failed.sent, 71, 72)
-    delay = None if not after else round(after[0].sent - failed.answered, 3)
+    delay = None if not after else round(after[0].sent - answered, 3)
     check.observe("next telemetry request", f"{after[0]} after {delay} s" if after else "none")
     earliest = 0.95 * THROTTLE_INTERVAL_MS / 1000 - 0.02
     check.expect(
@@ -234,17 +234,17 @@ async def test_throttle_time(
         ok=bool(pushes) and pushes[0].answered is not None,
     )
     first = pushes[0]
-    assert first.answered is not None
-    held_until = first.answered + THROTTLE_TIME_MS / 1000 - 0.05
+    answered = present(first.answered, "the answer time the precondition above requires")
+    held_until = answered + THROTTLE_TIME_MS / 1000 - 0.05
     early = [
-        f"{e} ({e.sent - first.answered:.3f} s after)"
+        f"{e} ({e.sent - answered:.3f} s after)"
         for e in recording.traffic.on(first.connection)
         if first.sent < e.sent < held_until
     ]
     later = [e for e in recording.traffic.on(first.connection) if e.sent > first.sent]
     check.observe(
         "next request on the connection",
-        f"{later[0]} after {later[0].sent - first.answered:.3f} s" if later else "none",
+        f"{later[0]} after {later[0].sent - answered:.3f} s" if later else "none",
     )
     check.precondition(
         "a later request on the throttled connection (else nothing shows whether the client "

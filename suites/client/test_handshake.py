@@ -15,7 +15,7 @@ from itertools import pairwise
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
-from kconform.engine.check import Check
+from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.rules import Rule
@@ -109,13 +109,14 @@ def _expect_assigned_id(check: Check, recording: Recording, *, null_echo: bool) 
         ok=answered,
     )
     first = gets[0]
-    assert first.request is not None and first.response is not None
+    request = present(first.request, "the body of a Get the proxy decoded")
+    response = present(first.response, "the answer of a Get found answered above")
     check.expect(
         "first Get's ClientInstanceId (Null/zero)",
         kafka_uuid_str(ZERO_UUID),
-        kafka_uuid_str(first.request.client_instance_id),
+        kafka_uuid_str(request.client_instance_id),
     )
-    assigned = kafka_uuid_str(first.response.client_instance_id)
+    assigned = kafka_uuid_str(response.client_instance_id)
     later = [e for e in recording.traffic.telemetry[1:] if e.request is not None]
     check.observe("requests after the first Get", [f"{e} -> broker {e.broker}" for e in later])
     used = [(str(e), kafka_uuid_str(e.request.client_instance_id)) for e in later if e.request]

@@ -12,7 +12,7 @@ waited for the interval would come too late to count.
 from __future__ import annotations
 
 from kconform.codecs.errors import ErrorCode
-from kconform.engine.check import Check
+from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
@@ -52,7 +52,7 @@ def _closing(check: Check, recording: Recording) -> float:
         "not printed",
         ok=closing is not None,
     )
-    assert closing is not None
+    closing = present(closing, "the 'closing' event, a precondition above")
     subscribed = [e for e in recording.traffic.gets if e.error_code == 0 and e.sent < closing]
     last = (
         list(subscribed[-1].response.requested_metrics)

@@ -18,6 +18,7 @@ from kconform.codecs.compression import CompressionError, decompress
 from kconform.codecs.framing import decode_request, decode_request_header, decode_response
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError
+from kconform.engine.check import present
 from kconform.fixtures.wirelog import WireEntry
 
 API_VERSIONS, GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 18, 71, 72
@@ -143,11 +144,10 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
     for entry, body, _ in requests:
         if entry.connection not in mine:
             continue
-        assert entry.api_key is not None and entry.api_version is not None
         exchange = Exchange(
             entry.connection,
-            entry.api_key,
-            entry.api_version,
+            present(entry.api_key, "the api key of a request the proxy decoded"),
+            present(entry.api_version, "the version of a request the proxy decoded"),
             entry.correlation_id or 0,
             entry.monotonic,
             body,

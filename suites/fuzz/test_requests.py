@@ -26,7 +26,7 @@ import pytest
 from hypothesis import example, given, seed
 
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
-from kconform.engine.check import Check
+from kconform.engine.check import Check, present
 from kconform.engine.fuzz import budget, corpus, deviations, inputs, mutations, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
@@ -133,8 +133,7 @@ async def fuzz_requests(
             if outcome.slow:
                 line = f"answered {outcome.seconds:.1f}s: {fuzzes[index].description}"
                 slow.append((outcome.seconds, line))
-        liveness = batch.liveness
-        assert liveness is not None  # every batch ends with a liveness check
+        liveness = present(batch.liveness, "the liveness check every batch ends with")
         if liveness.detail and liveness.alive:
             line = f"liveness {liveness.detail}: {fuzzes[-1].description}"
             slow.append((liveness.seconds, line))
@@ -195,9 +194,9 @@ def _batch_note(fuzzes: list[FuzzRequest], batch: stream.Batch) -> str:
     """Where the failing request stood, when Hypothesis had not shrunk its example to it."""
     if len(fuzzes) == 1:
         return ""
-    assert batch.failed is not None
+    failed = present(batch.failed, "the failing request of a failed batch")
     return (
-        f"\n  example:  request {batch.failed + 1} of {len(fuzzes)} (the others pipelined or "
+        f"\n  example:  request {failed + 1} of {len(fuzzes)} (the others pipelined or "
         f"sent beside it; {batch.closes} connection(s) closed, {batch.liveness_checks} "
         "liveness check(s)); shrinking was stopped before it reached one request"
     )
