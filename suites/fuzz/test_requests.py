@@ -27,7 +27,7 @@ from hypothesis import example, given, seed
 
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
 from kconform.engine.check import Check, present
-from kconform.engine.fuzz import budget, corpus, deviations, inputs, mutations, oracle, stream
+from kconform.engine.fuzz import budget, corpus, deviations, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.model import Level, case
@@ -165,8 +165,7 @@ async def fuzz_requests(
         )
         raise AssertionError(what)
 
-    requests = mutations.malformed(group) if broken else inputs.well_formed(group)
-    test: Any = given(stream.batches(requests, pipelining))(one)
+    test: Any = given(stream.examples(group, broken, pipelining))(one)
     # Hypothesis tries the explicit examples last-applied first and stops at a failure: the
     # smallest findings go last, so they run first.
     for replay in sorted(corpus.replays(session.root, check.info.id), key=_size, reverse=True):

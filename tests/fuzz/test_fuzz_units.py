@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from kconform.codecs.compression import CompressionError, decompress
@@ -20,7 +20,7 @@ from kconform.codecs.messages import (
     PushTelemetryRequest,
     RequestHeader,
 )
-from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, oracle
+from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, oracle, stream
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.fuzz.model import TimedModel, signature
 from kconform.fixtures.reference import RequestContext
@@ -152,6 +152,42 @@ def test_well_formed_requests_decode_as_what_they_claim(group: str, data: st.Dat
 def test_malformed_config_requests_never_change_the_target(request: FuzzRequest) -> None:
     assert " | " in request.description  # says what was broken
     assert not mutations.changes_state(request)
+
+
+@pytest.mark.parametrize("group", list(inputs.GROUPS))
+@FEW
+@given(data=st.data())
+def test_a_well_formed_family_shares_one_body_across_headers_and_versions(
+    group: str, data: st.DataObject
+) -> None:
+    family = data.draw(inputs.well_formed_families(group))
+    assert 1 <= len(family) <= inputs.FAMILY_MAX
+    frames = [decode_request(r.payload, strict=False) for r in family]
+    assert len({f.api_key for f in frames}) == 1  # one body, one api
+    for request, frame in zip(family, frames, strict=True):
+        assert frame.body is not None, (request.description, frame.body_error)
+        assert request.description.startswith(type(frame.body).struct_name)
+        if frame.api_key in inputs.STATE_CHANGING:
+            assert frame.body.validate_only
+
+
+@FEW
+@given(family=mutations.malformed_families("configs"))
+def test_a_malformed_family_breaks_one_request_in_several_ways(
+    family: list[FuzzRequest],
+) -> None:
+    assert 1 <= len(family) <= mutations.FAMILY_MAX
+    for request in family:
+        assert " | " in request.description  # says what was broken
+        assert not mutations.changes_state(request)
+    bases = {r.description.split(" | ")[0] for r in family}
+    assert len(bases) == 1
+
+
+def test_a_pipelined_example_shrinks_to_the_one_request_that_fails() -> None:
+    examples = stream.examples("api_versions", True, stream.Pipelining(64))
+    shrunk = find(examples, lambda batch: any(r.size == 0 for r in batch))
+    assert len(shrunk) == 1 and shrunk[0].size == 0
 
 
 def test_a_real_alter_is_recognised_as_a_state_change() -> None:

@@ -3,8 +3,9 @@
 The request oracle (`oracle.py`) judges one request on one new connection, then a plain
 ApiVersions on another (liveness): two connection set-ups and two round trips for each example,
 which capped the request fuzzer at about a hundred examples a second (issue 16). Here one
-Hypothesis example is a batch of requests (`batches`), and `run_batch` judges each of them
-exactly as `oracle.exchange` would, spending fewer connections:
+Hypothesis example is a batch of requests (`examples`: families of related requests), and
+`run_batch` judges each of them exactly as `oracle.exchange` would, spending fewer
+connections:
 
 - **Requests that keep the framing intact are pipelined** on one connection kept for the
   batch. A broker answers a connection's requests in order (Kafka mutes a connection until its
@@ -47,7 +48,13 @@ from hypothesis import strategies as st
 from kconform.codecs.framing import FrameReader, decode_request
 from kconform.codecs.wire import INT32, DecodeError
 from kconform.engine.fuzz import oracle
-from kconform.engine.fuzz.inputs import FuzzRequest, response_expected
+from kconform.engine.fuzz.inputs import (
+    FuzzRequest,
+    response_expected,
+    well_formed,
+    well_formed_families,
+)
+from kconform.engine.fuzz.mutations import malformed, malformed_families
 from kconform.engine.fuzz.wire import (
     PLAIN_API_VERSIONS,
     Outcome,
@@ -96,6 +103,20 @@ def batches(
         return requests.map(lambda r: [r])
     inner = st.lists(requests, min_size=1, max_size=NESTED_MAX)
     outer = st.lists(inner, min_size=1, max_size=NESTED_MAX)
+    return outer.map(functools.partial(_flatten, limit=pipelining.depth))
+
+
+def examples(
+    group: str, broken: bool, pipelining: Pipelining
+) -> st.SearchStrategy[list[FuzzRequest]]:
+    """What one example of a request case holds: one request (depth 1, the old way), or
+    families of related requests (`mutations.malformed_families`,
+    `inputs.well_formed_families`), as many as fit in `depth`, that shrink family by family and
+    within a family down to a single request."""
+    if pipelining.depth == 1:
+        return batches(malformed(group) if broken else well_formed(group), pipelining)
+    families = malformed_families(group) if broken else well_formed_families(group)
+    outer = st.lists(families, min_size=1, max_size=NESTED_MAX)
     return outer.map(functools.partial(_flatten, limit=pipelining.depth))
 
 
