@@ -176,7 +176,7 @@ def test_a_well_formed_family_shares_one_body_across_headers_and_versions(
 def test_a_malformed_family_breaks_one_request_in_several_ways(
     family: list[FuzzRequest],
 ) -> None:
-    assert 1 <= len(family) <= mutations.FAMILY_MAX
+    assert 1 <= len(family) <= inputs.FAMILY_MAX
     for request in family:
         assert " | " in request.description  # says what was broken
         assert not mutations.changes_state(request)

@@ -389,7 +389,8 @@ def well_formed(group: str) -> st.SearchStrategy[FuzzRequest]:
 
 
 FAMILY_MAX = 16
-"""Requests in a family of well-formed requests (`well_formed_families`)."""
+"""Requests in a family: one drawn request broken (`mutations.malformed_families`) or its body
+re-sent (`well_formed_families`) up to this many ways."""
 _CORRELATION_IDS = st.integers(-(2**31), 2**31 - 1)
 
 

@@ -18,12 +18,16 @@ from hypothesis import strategies as st
 from kconform.codecs.framing import decode_request
 from kconform.codecs.messages import REQUESTS
 from kconform.codecs.wire import INT16, DecodeError
-from kconform.engine.fuzz.inputs import GROUPS, STATE_CHANGING, FuzzRequest, well_formed
+from kconform.engine.fuzz.inputs import (
+    FAMILY_MAX,
+    GROUPS,
+    STATE_CHANGING,
+    FuzzRequest,
+    well_formed,
+)
 
 UNASSIGNED_KEYS = (-1, 1000, 32767)
 """Api keys no Kafka release assigns (a broker closes the connection, §B.4)."""
-FAMILY_MAX = 16
-"""Broken variants of one well-formed request in a family (`malformed_families`)."""
 _STATE_CHANGING_KEYS = frozenset(INT16.pack(k) for k in STATE_CHANGING if k is not None)
 
 Mutation = Callable[[st.DrawFn, FuzzRequest], FuzzRequest | None]

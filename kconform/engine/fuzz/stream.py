@@ -49,6 +49,7 @@ from kconform.codecs.framing import FrameReader, decode_request
 from kconform.codecs.wire import INT32, DecodeError
 from kconform.engine.fuzz import oracle
 from kconform.engine.fuzz.inputs import (
+    FAMILY_MAX,
     FuzzRequest,
     response_expected,
     well_formed,
@@ -86,8 +87,10 @@ class Pipelining:
         if self.depth == 1:
             return "one request per connection, liveness after each"
         return (
-            f"up to {self.depth} requests per example, pipelined on one connection; liveness "
-            f"after every connection close and after every example"
+            f"up to {self.depth} requests per example in families (one drawn request broken, "
+            f"or its body re-sent with other headers and versions, up to {FAMILY_MAX} ways), "
+            f"pipelined on "
+            f"one connection; liveness after every connection close and after every example"
         )
 
 
