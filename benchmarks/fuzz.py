@@ -127,9 +127,8 @@ def io_only(target: BrokerTarget | None, drawn: list[list[inputs.FuzzRequest]]) 
     address, log = target.brokers[0], WireLog()
     started, judged = time.perf_counter(), 0
     for batch in drawn:
-        judged += len(
-            asyncio.run(stream.run_batch(address, batch, PATIENCE, log, "bench")).outcomes
-        )
+        run = stream.run_batch(address, batch, PATIENCE, log, "io", stream.LANES)
+        judged += len(asyncio.run(run).outcomes)
         if time.perf_counter() - started > IO_SECONDS:
             break
     return judged / (time.perf_counter() - started)

@@ -126,7 +126,7 @@ async def fuzz_requests(
         broker = arena.broker()
         size = sum(len(f.frame()) for f in fuzzes)
         longest = patience.longest(size) * (2 + len(fuzzes)) + patience.longest(0)
-        run = stream.run_batch(broker, fuzzes, patience, session.log, "fuzz")
+        run = stream.run_batch(broker, fuzzes, patience, session.log, "fuzz", pipelining.lanes)
         batch = session.io(run, longest)
         for index, outcome in sorted(batch.outcomes.items()):
             session.count(outcome.shape)

@@ -42,9 +42,19 @@ class CountingBroker(FakeBroker):
 
     connections: int = 0
     close_on: frozenset[int] = frozenset()
+    open_now: int = 0
+    most_open: int = 0  # connections open at the same time, at most
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            await self._answer_all(reader, writer)
+        finally:
+            self.open_now -= 1
+
+    async def _answer_all(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         frames = FrameReader()
         try:
             while data := await reader.read(65536):
@@ -70,9 +80,9 @@ def _encode(answer: tuple[Message, int], correlation_id: int) -> bytes:
     return encode_response(body, version, correlation_id)
 
 
-def _run(broker: FakeBroker, requests: list[FuzzRequest]) -> stream.Batch:
+def _run(broker: FakeBroker, requests: list[FuzzRequest], lanes: int = 1) -> stream.Batch:
     return asyncio.run(
-        served_by(broker, lambda a: stream.run_batch(a, requests, QUICK, WireLog(), "t"))
+        served_by(broker, lambda a: stream.run_batch(a, requests, QUICK, WireLog(), "t", lanes))
     )
 
 
@@ -83,6 +93,18 @@ def test_a_batch_goes_on_one_connection_and_every_request_is_judged() -> None:
     assert {o.kind for o in batch.outcomes.values()} == {"answered"}
     assert broker.connections == 2  # the pipeline, and the liveness check after the batch
     assert batch.liveness is not None and batch.liveness.alive and batch.liveness_checks == 1
+
+
+def test_lanes_deal_a_batch_out_to_connections_open_at_once_each_judged_alone() -> None:
+    broker = CountingBroker(node_id=1)
+    requests = [get(n) for n in range(1, 31)]
+    requests[13] = UNKNOWN_KEY
+    batch = _run(broker, requests, lanes=3)
+    kinds = [batch.outcomes[i].kind for i in range(30)]
+    assert kinds == ["answered"] * 13 + ["closed"] + ["answered"] * 16
+    assert batch.failed is None and batch.closes == 1
+    assert broker.most_open >= 2  # one lane at a time would never have two open
+    assert broker.connections == 3 + 1 + 1  # the lanes, one after the close, the liveness check
 
 
 def test_a_close_is_the_answer_of_the_one_request_open_on_a_broker_that_reads_ahead() -> None:

@@ -7,9 +7,11 @@ Hypothesis example is a batch of requests (`examples`: families of related reque
 `run_batch` judges each of them exactly as `oracle.exchange` would, spending fewer
 connections:
 
-- **Requests that keep the framing intact are pipelined** on one connection kept for the
-  batch. A broker answers a connection's requests in order (Kafka mutes a connection until its
-  answer is sent), so the n-th answer belongs to the n-th request. Its deadline
+- **Requests that keep the framing intact are pipelined** on a connection kept for the batch
+  (its `lanes`: several such connections side by side, the requests dealt out among them, each
+  lane judged as if it were alone). A broker answers a connection's requests in order (Kafka
+  mutes a connection until its answer is sent), so the n-th answer belongs to the n-th
+  request. Its deadline
   (`Patience.deadline`) runs from when it reached the head of the line; a missed one starts the
   same busy check as `oracle.exchange`, and a hang ends the batch.
 - **A request that may make the target close goes in its turn** (`risky`: what the codec cannot
@@ -74,14 +76,20 @@ RISKY_ABOVE = 64 * 1024
 NESTED_MAX = 16
 """Elements of each level of `batches`' list of lists: large enough for their mean of six."""
 MAX_STALLED = 3
+LANES = 4
+"""Connections a batch's pipelined requests share out at once: a broker in a process of its own
+answers a lone connection's requests one round trip at a time, and the harness would idle
+through its latency (on Apache 4.1.0 the harness used half a core with one)."""
 """New connections in a row on which no request was judged before the harness gives up."""
 
 
 @dataclass(frozen=True)
 class Pipelining:
-    """How many requests one example holds (`depth`; 1 is the old way, one per connection)."""
+    """How many requests one example holds (`depth`; 1 is the old way, one per connection), and
+    on how many connections at once its pipelined requests go (`lanes`)."""
 
     depth: int = 64
+    lanes: int = LANES
 
     def describe(self) -> str:
         if self.depth == 1:
@@ -89,8 +97,8 @@ class Pipelining:
         return (
             f"up to {self.depth} requests per example in families (one drawn request broken, "
             f"or its body re-sent with other headers and versions, up to {FAMILY_MAX} ways), "
-            f"pipelined on "
-            f"one connection; liveness after every connection close and after every example"
+            f"pipelined on {self.lanes} connections at once; liveness after every connection "
+            f"close and after every example"
         )
 
 
@@ -169,9 +177,11 @@ async def run_batch(
     patience: oracle.Patience,
     log: WireLog,
     label: str,
+    lanes: int = 1,
 ) -> Batch:
-    """Judge every request of the batch (see the module docstring)."""
-    return await _Run(address, patience, log, label).batch_of(requests)
+    """Judge every request of the batch (see the module docstring); the pipelined ones dealt
+    out to `lanes` connections that run side by side, each as if it were the only one."""
+    return await _Run(address, patience, log, label).batch_of(requests, lanes)
 
 
 class _Run:
@@ -183,7 +193,7 @@ class _Run:
         self.address, self.patience, self.log, self.label = address, patience, log, label
         self.batch = Batch()
 
-    async def batch_of(self, requests: Sequence[FuzzRequest]) -> Batch:
+    async def batch_of(self, requests: Sequence[FuzzRequest], lanes: int = 1) -> Batch:
         batch = self.batch
         if len(requests) == 1:  # the old way, exactly
             await self._alone(0, requests[0])
@@ -201,7 +211,8 @@ class _Run:
         jobs = [asyncio.ensure_future(gated(i, r)) for i, r in solo]
         try:
             if piped:
-                await self._pipeline(deque(piped))
+                dealt = [deque(piped[lane::lanes]) for lane in range(max(1, lanes))]
+                await asyncio.gather(*(self._pipeline(share) for share in dealt if share))
             await asyncio.gather(*jobs)
         finally:
             for job in jobs:
