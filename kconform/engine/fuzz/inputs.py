@@ -415,7 +415,7 @@ def _well_formed_family(draw: st.DrawFn, group: str) -> list[FuzzRequest]:
 def well_formed_families(group: str) -> st.SearchStrategy[list[FuzzRequest]]:
     """1 to `FAMILY_MAX` valid requests sharing one drawn body, each with its own header and
     version (the body encoded at every version it fits): drawing a body costs many times what
-    encoding it again does (issue 16). The first is exactly what `well_formed` would draw;
+    encoding it again does (issue 16). The first is at the version the body was drawn for;
     shrinks to one request."""
     return _well_formed_family(group).filter(bool)
 
