@@ -292,3 +292,24 @@ def test_fuzz_table_shows_rate_and_shapes() -> None:
     table = fuzz_table(RunResults(kconform_version="0", started=0, results=[result]))
     assert table.splitlines()[1].split()[-4:] == ["pass", "120", "240.5", "6"]
     assert json.dumps(table)  # printable
+
+
+def test_the_stateful_oracle_names_the_rule_the_reference_enforces_for_each_error() -> None:
+    """The oracle names its rule ids itself (issue 14: `git grep` on a rule id finds the fuzz
+    oracle), so this keeps them from drifting apart from the reference's check rows."""
+    from kconform.codecs.errors import ErrorCode
+    from kconform.engine.fuzz import model
+    from kconform.fixtures.reference import checks
+
+    first_row: dict[ErrorCode, str] = {}
+    for row in checks.PUSH_CHECKS:
+        if not row.adds:
+            first_row.setdefault(row.error, row.rule)
+    for error, rule_id in checks.EXPORT_RULES.items():
+        first_row.setdefault(error, rule_id)
+    named = {code: ids[0] for code, ids in model.PUSH_RULE_IDS.items() if code != ErrorCode.NONE}
+    assert named == first_row
+    assert model.GET_RULE_IDS[ErrorCode.THROTTLING_QUOTA_EXCEEDED] == (
+        checks.GET_THROTTLE_RULES[False],
+    )
+    assert model.OTHER_RULE_IDS["reserved"] == (checks.RESERVED.rule,)

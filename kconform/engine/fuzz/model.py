@@ -29,7 +29,7 @@ from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.framing import RequestFrame, decode_request
 from kconform.codecs.messages import RequestHeader, request_header_version
 from kconform.codecs.schema import Message
-from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext, checks
+from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
 from kconform.rules import rule
 
 SLACK_MS = 5
@@ -200,26 +200,21 @@ def _cite(*rule_ids: str) -> str:
     return "; ".join(rule(rule_id).citation for rule_id in rule_ids)
 
 
-def _first_row_per_error() -> dict[ErrorCode, tuple[str, ...]]:
-    """The reference's push checks (`checks.PUSH_CHECKS`, in Apache's order): for each error,
-    the rule of the first row that gives it without a mutant; the export step's rejections
-    after them. One place says which rule an error stands for."""
-    rows: dict[ErrorCode, tuple[str, ...]] = {}
-    for row in checks.PUSH_CHECKS:
-        if not row.adds:
-            rows.setdefault(row.error, (row.rule,))
-    for error, rule_id in checks.EXPORT_RULES.items():
-        rows.setdefault(error, (rule_id,))
-    return rows
-
-
-PUSH_RULE_IDS = {**_first_row_per_error(), ErrorCode.NONE: ("kip714.push.accepted",)}
+PUSH_RULE_IDS = {
+    ErrorCode.INVALID_REQUEST: ("kip714.push.terminating.once",),
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.push.throttle.interval",),
+    ErrorCode.UNKNOWN_SUBSCRIPTION_ID: ("kip714.push.subscription_id.current",),
+    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: ("kip714.push.compression.unsupported",),
+    ErrorCode.TELEMETRY_TOO_LARGE: ("kip714.push.size_limit",),
+    ErrorCode.INVALID_RECORD: ("kip714.push.invalid_record",),
+    ErrorCode.NONE: ("kip714.push.accepted",),
+}
 GET_RULE_IDS = {
-    ErrorCode.THROTTLING_QUOTA_EXCEEDED: (checks.GET_THROTTLE_RULES[False],),
+    ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.get.throttle.repeated",),
     ErrorCode.NONE: ("kip714.get.interval.minimum", "kip714.get.metrics.union"),
 }
 OTHER_RULE_IDS = {
-    "reserved": (checks.RESERVED.rule,),
+    "reserved": ("kip714.push.instance_id.reserved",),
     "config": ("kip714.configs.interval_range", "kip714.configs.known_keys"),
     "fresh_id": ("kip714.get.instance_id.assigned",),
     "subscription_id": ("kip714.get.subscription_id.recalculated",),
