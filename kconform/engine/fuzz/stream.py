@@ -76,11 +76,11 @@ RISKY_ABOVE = 64 * 1024
 NESTED_MAX = 16
 """Elements of each level of `batches`' list of lists: large enough for their mean of six."""
 MAX_STALLED = 3
+"""New connections in a row on which no request was judged before the harness gives up."""
 LANES = 4
 """Connections a batch's pipelined requests share out at once: a broker in a process of its own
 answers a lone connection's requests one round trip at a time, and the harness would idle
 through its latency (on Apache 4.1.0 the harness used half a core with one)."""
-"""New connections in a row on which no request was judged before the harness gives up."""
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,7 @@ def batches(
     request."""
     if pipelining.depth == 1:
         return requests.map(lambda r: [r])
-    inner = st.lists(requests, min_size=1, max_size=NESTED_MAX)
-    outer = st.lists(inner, min_size=1, max_size=NESTED_MAX)
-    return outer.map(functools.partial(_flatten, limit=pipelining.depth))
+    return _packed(st.lists(requests, min_size=1, max_size=NESTED_MAX), pipelining)
 
 
 def examples(
@@ -127,7 +125,14 @@ def examples(
     if pipelining.depth == 1:
         return batches(malformed(group) if broken else well_formed(group), pipelining)
     families = malformed_families(group) if broken else well_formed_families(group)
-    outer = st.lists(families, min_size=1, max_size=NESTED_MAX)
+    return _packed(families, pipelining)
+
+
+def _packed(
+    units: st.SearchStrategy[list[FuzzRequest]], pipelining: Pipelining
+) -> st.SearchStrategy[list[FuzzRequest]]:
+    """Lists of `units` (lists of requests), flattened and cut at `depth`."""
+    outer = st.lists(units, min_size=1, max_size=NESTED_MAX)
     return outer.map(functools.partial(_flatten, limit=pipelining.depth))
 
 
@@ -211,7 +216,8 @@ class _Run:
         jobs = [asyncio.ensure_future(gated(i, r)) for i, r in solo]
         try:
             if piped:
-                dealt = [deque(piped[lane::lanes]) for lane in range(max(1, lanes))]
+                lanes = max(1, lanes)
+                dealt = [deque(piped[lane::lanes]) for lane in range(lanes)]
                 await asyncio.gather(*(self._pipeline(share) for share in dealt if share))
             await asyncio.gather(*jobs)
         finally:
