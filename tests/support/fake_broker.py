@@ -34,6 +34,7 @@ class FakeBroker:
     trailing: dict[int, bytes] = field(default_factory=dict)  # api key -> bytes after the body
     server: asyncio.Server | None = None
     port: int = 0
+    accepted: int = 0  # connections made to it
 
     async def start(self) -> None:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -45,6 +46,7 @@ class FakeBroker:
             await self.server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
         frames = FrameReader()
         try:
             while data := await reader.read(65536):
