@@ -195,14 +195,20 @@ def worker_main(argv: list[str]) -> int:
     return int(pytest.main(args, plugins=[Progress(verbose, label=f"j{index}")]))
 
 
+def shards_folder(results_path: Path) -> Path:
+    """The workers' own folder, named after the run's results file: two runs writing their
+    results into one folder (`--json a/x.json`, `--json a/y.json`) must not share claims."""
+    return results_path.parent / f"{results_path.stem}-shards"
+
+
 def claims_folder(results_path: Path) -> Path:
     """Where the workers of one run claim their groups, next to their results files."""
-    return results_path.parent / "shards" / "claims"
+    return shards_folder(results_path) / "claims"
 
 
 def shard_results_path(results_path: Path, index: int) -> Path:
-    """Where worker `index` writes its results, next to the run's own results file."""
-    return results_path.parent / "shards" / f"results-{index}.json"
+    """Where worker `index` writes its results."""
+    return shards_folder(results_path) / f"results-{index}.json"
 
 
 if __name__ == "__main__":

@@ -22,9 +22,11 @@ from kconform.shards import (
     Shard,
     assign,
     claim_order,
+    claims_folder,
     count_done,
     default_jobs,
     parse_shard,
+    shard_results_path,
     share,
     try_claim,
 )
@@ -100,6 +102,15 @@ def test_each_group_is_claimed_by_exactly_one_of_several_racing_workers(tmp_path
     ]
     assert sorted(won) == sorted(keys)
     assert try_claim(tmp_path, keys[0]) is False
+
+
+def test_two_runs_with_results_in_one_folder_share_nothing_of_their_workers() -> None:
+    """`certify --json out/a.json -j 3` beside `certify --json out/b.json -j 3`: one claims
+    folder would let each run's workers claim the other's groups, and lose their results."""
+    a, b = Path("out/a.json"), Path("out/b.json")
+    assert claims_folder(a) != claims_folder(b)
+    assert shard_results_path(a, 1) != shard_results_path(b, 1)
+    assert shard_results_path(a, 1).parent == claims_folder(a).parent
 
 
 def test_the_done_count_is_the_runs_over_every_worker(tmp_path: Path) -> None:
@@ -215,9 +226,9 @@ def test_a_run_in_workers_gives_the_verdicts_of_a_run_in_one_process(tmp_path: P
     )
     assert len(one) >= 10
     assert three == one
-    shards = sorted((tmp_path / "three/shards").glob("results-*.json"))
+    shards = sorted((tmp_path / "three/results-shards").glob("results-*.json"))
     assert [p.name for p in shards] == ["results-1.json", "results-2.json", "results-3.json"]
-    assert not (tmp_path / "three/shards/claims").exists()
+    assert not (tmp_path / "three/results-shards/claims").exists()
     counts = [len(RunResults.read(p).results) for p in shards]
     assert sum(counts) == len(one)  # a worker that started late may have found nothing left
     assert json.loads((tmp_path / "three/results.json").read_text())["interrupted"] is False
