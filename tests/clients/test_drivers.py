@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -213,3 +215,27 @@ def test_unknown_capability_in_describe_is_reported(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match=r"'teleportation'.*known: .*telemetry"):
         check_clients(spec)
+
+
+def test_kafka_python_stops_when_asked_while_its_constructor_retries_the_bootstrap() -> None:
+    """kafka-python retries its bootstrap inside the constructor (for the whole scenario here):
+    SIGTERM must end the driver then, not when the constructor gives up 30 s later."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.fixtures.clients.kafka_python_driver",
+         *command_line("127.0.0.1:9", {}, Scenario.idle(seconds=30))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert '"started"' in process.stdout.readline()  # now in the constructor
+        time.sleep(1.0)
+        asked = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=25)
+        took = time.monotonic() - asked
+    finally:
+        process.kill()
+    assert process.returncode == 0, err[-2000:]
+    assert took < 10, f"{took:.1f} s after SIGTERM"
+    assert "stopped while its client was being constructed" in err
+    assert '"closed"' not in out  # no client was made, so none is said to be closed
