@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ SEED = "714"
 
 
 def run_suite(tmp_path: Path, *args: str) -> dict[str, list[CaseResult]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     results = tmp_path / "results.json"
     env = {k: v for k, v in os.environ.items() if k != BUDGET_ENV}
     env[CORPUS_ENV] = str(tmp_path / "corpus")
@@ -76,8 +78,20 @@ def run_suite(tmp_path: Path, *args: str) -> dict[str, list[CaseResult]]:
 
 @pytest.mark.slow
 def test_the_stateful_case_finds_each_mutant_with_a_short_trace(tmp_path: Path) -> None:
-    targets = ",".join(["reference", *(f"reference:{m}" for m in MUTANTS)])
-    found = run_suite(tmp_path, str(SUITE / "test_stateful.py"), "--target", targets)
+    # two subprocesses side by side, each on its own core (this process only waits for them)
+    targets = ["reference", *(f"reference:{m}" for m in MUTANTS)]
+    halves = [targets[0::2], targets[1::2]]
+    with ThreadPoolExecutor(max_workers=len(halves)) as pool:
+        runs = pool.map(
+            lambda i: run_suite(
+                tmp_path / f"half{i}",
+                str(SUITE / "test_stateful.py"),
+                "--target",
+                ",".join(halves[i]),
+            ),
+            range(len(halves)),
+        )
+        found = {subject: results for run in runs for subject, results in run.items()}
 
     (pristine,) = found["reference"]
     assert pristine.verdict == "pass", pristine.message
@@ -89,7 +103,7 @@ def test_the_stateful_case_finds_each_mutant_with_a_short_trace(tmp_path: Path) 
         assert 0 < max(steps) <= MAX_TRACE_STEPS, f"{mutant}: trace too long\n{result.message}"
         assert "MISMATCH" in result.message and "rule:" in result.message, result.message
         assert rule in result.message.split("rule:")[-1], f"{mutant}: {result.message}"
-    saved = sorted((tmp_path / "corpus").glob("fuzz.stateful.telemetry-reference_*.txt"))
+    saved = sorted(tmp_path.glob("*/corpus/fuzz.stateful.telemetry-reference_*.txt"))
     assert len(saved) == len(MUTANTS), saved
     print("\n" + found["reference:no_push_throttle"][0].message)
 
