@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test test-harness test-brokers lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
+.PHONY: run test test-harness test-brokers soak-reference soak-apache lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -52,13 +52,11 @@ endif
 test-harness: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(BASELINE_ARGS)
 
+# The soaks side by side: each mostly waits on its clients' 5 s push intervals.
+SOAKS := soak-reference $(if $(KAFKA_DISTS),soak-apache)
 test-brokers: $(STAMP)
-	$(TEST_ENV) $(BIN)/kconform soak --target reference --duration 60s --clients 200 \
-	  --push-interval-ms 5000 --out build/soak/reference
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SOAKS)
 ifneq ($(KAFKA_DISTS),)
-	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
-	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
-	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
 	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS) $(APACHE_UNGATED)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
@@ -67,6 +65,15 @@ else
 	@echo "apache targets skipped: no Apache Kafka distributions (../shared/kafka absent," \
 	  "KCONFORM_KAFKA_DISTS unset)"
 endif
+
+soak-reference: $(STAMP)
+	$(TEST_ENV) $(BIN)/kconform soak --target reference --duration 60s --clients 200 \
+	  --push-interval-ms 5000 --out build/soak/reference
+
+soak-apache: $(STAMP)
+	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
+	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
+	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over every package
 lint: $(STAMP) typecheck
