@@ -146,6 +146,9 @@ def target_specs(config: pytest.Config) -> list[TargetSpec]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    # here, not in the conftests of the folders using it: a test importing their modules from
+    # elsewhere (tests/rules reads every suite) meets the mark without those conftests
+    config.addinivalue_line("markers", "spark: needs PySpark and Java 17 (tox -e spark)")
     config.addinivalue_line(
         "markers", "differential: compares kconform's codec with another implementation"
     )

@@ -16,7 +16,6 @@ from kconform.pipelines.spark import PANDAS_WARNING, SHARED_SPARK, LazySpark
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "spark: needs PySpark and Java 17 (tox -e spark)")
     config.addinivalue_line("filterwarnings", f"ignore:{PANDAS_WARNING}:FutureWarning")
 
 

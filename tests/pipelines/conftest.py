@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "spark: needs PySpark and Java 17 (tox -e spark)")
     config.addinivalue_line("filterwarnings", f"ignore:{PANDAS_WARNING}:FutureWarning")
 
 
