@@ -118,14 +118,19 @@ def _client_names(clients: str) -> str:
 
 
 def output_dir(base: Path | None) -> Path:
+    """A new report folder named after the time; runs started in the same second (CI jobs side
+    by side) each get their own, since creating it is what claims the name."""
     root = base or DEFAULT_OUT
-    out = root / time.strftime("%Y%m%d-%H%M%S")
-    suffix = 1
-    while out.exists():
-        out = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{suffix}"
-        suffix += 1
-    out.mkdir(parents=True)
-    return out
+    root.mkdir(parents=True, exist_ok=True)
+    stamp, suffix = time.strftime("%Y%m%d-%H%M%S"), 0
+    while True:
+        out = root / (f"{stamp}-{suffix}" if suffix else stamp)
+        try:
+            out.mkdir()
+        except FileExistsError:
+            suffix += 1
+            continue
+        return out
 
 
 def _update_latest(out: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jsonschema
@@ -13,6 +14,7 @@ from kconform.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
 from kconform.reports.model import SCHEMA_PATH, RunResults
+from kconform.runner import output_dir
 
 
 def test_messages_lists_the_telemetry_apis(capsys: pytest.CaptureFixture[str]) -> None:
@@ -287,3 +289,11 @@ def test_a_case_may_ask_for_a_longer_bound_than_case_timeout(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         ["*did not finish within 1s; then: loop thread in*select*1 tasks*test_short*"]
     )
+
+
+def test_runs_started_in_one_second_each_get_their_own_report_folder(tmp_path: Path) -> None:
+    """Creating the folder claims its name: sixteen threads at once get sixteen folders."""
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        folders = list(pool.map(lambda _: output_dir(tmp_path), range(16)))
+    assert len(set(folders)) == 16
+    assert all(f.is_dir() and f.parent == tmp_path for f in folders)
