@@ -1,7 +1,7 @@
 """The client suites catch broken clients: each minimal client in `broken/` breaks one rule.
 
 Every broken client (a `command:` driver built on kconform's own codec, `broken/minimal.py`) is
-run against the one case meant for its defect, in a pytest subprocess of its own, and must get
+run against the one case meant for its defect, in a `kconform certify` of its own, and must get
 that case's bad verdict: `fail` for a MUST case, `non-strict` for a SHOULD case. The well-behaved
 control runs all those cases and must pass each, so a verdict can only come from the defect.
 
@@ -23,7 +23,6 @@ from kconform.reports.model import CaseResult, RunResults
 
 HERE = Path(__file__).resolve().parent
 BROKEN = HERE / "broken"
-SUITES = HERE.parents[1] / "suites" / "client"
 
 # broken client -> (the case meant for its defect, that case's level)
 CAUGHT_BY: dict[str, tuple[str, str]] = {
