@@ -100,6 +100,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(
+        "--kconform-volumes", default=None,
+        help="folder for the volume runs (<target>/ each; the report reads their summaries "
+        "there); default: `volumes` beside --kconform-results",
+    )  # fmt: skip
+    group.addoption(
         "--baseline", action="append", default=[],
         help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
     )  # fmt: skip
@@ -312,9 +317,10 @@ def _least_related(
 
 
 def _shard_group(item: pytest.Item) -> str:
-    """What must run in one worker: client cases that judge one recorded run (`case(shares=)`)
-    stay together per subject and recipe, so the run is recorded once; any other case stands
-    alone (each worker has its own target, so a disruptive case only ends its own worker's)."""
+    """What must run in one worker: cases that judge one recorded run (`case(shares=)`: a
+    client recipe, a target's volume run) stay together per subject and recording, so it is
+    recorded once; any other case stands alone (each worker has its own target, so a disruptive
+    case only ends its own worker's)."""
     info = _info(item)
     if info is not None and info.shares is not None:
         return f"{info.shares}::{_subject(item)}"

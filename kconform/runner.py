@@ -30,6 +30,8 @@ EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
 SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
 BASELINES_DIR = Path(kconform.baselines.__file__).resolve().parent
 DEFAULT_OUT = Path("reports") / "out"
+VOLUMES_DIR = "volumes"
+"""The report folder's subfolder for the volume runs (`volumes/<target>/`), from every worker."""
 
 
 @dataclass
@@ -143,10 +145,12 @@ def _update_latest(out: Path) -> None:
         pass  # a filesystem without symlinks keeps the dated folder only
 
 
-def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
+def pytest_args(options: RunOptions, results_path: Path, report: Path | None = None) -> list[str]:
     """pytest's arguments for a run. `--assert=plain`: verdicts come from `check.expect`, never
     from an assert's text, and rewriting kconform's modules on import cost each process (each
-    worker of `-j N`) 1.5 s of CPU where bytecode is not cached (PYTHONDONTWRITEBYTECODE)."""
+    worker of `-j N`) 1.5 s of CPU where bytecode is not cached (PYTHONDONTWRITEBYTECODE).
+    `report`: the report folder, whose `volumes/` gets the volume runs wherever the results go
+    (a worker's are in a folder of its own)."""
     paths = [str(SUITES_DIR / suite) for suite in options.suites]
     args = [
         *paths, "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--import-mode=importlib",
@@ -154,6 +158,8 @@ def pytest_args(options: RunOptions, results_path: Path) -> list[str]:
         "--kconform-results", str(results_path),
         "--target", options.targets, "--level", options.level,
     ]  # fmt: skip
+    if report is not None:
+        args += ["--kconform-volumes", str(report / VOLUMES_DIR)]
     if options.brokers is not None:
         args += ["--brokers", str(options.brokers)]
     if options.bootstrap_server:
@@ -186,9 +192,10 @@ def run(options: RunOptions) -> int:
     results_path = options.json or (out / "results.json")
     started = time.time()
     if options.jobs > 1:
-        code = _run_sharded(options, results_path)
+        code = _run_sharded(options, results_path, out)
     else:
-        code = pytest.main(pytest_args(options, results_path), plugins=[Progress(options.verbose)])
+        args = pytest_args(options, results_path, out)
+        code = pytest.main(args, plugins=[Progress(options.verbose)])
     if not results_path.exists():
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
@@ -205,7 +212,7 @@ def run(options: RunOptions) -> int:
     return exit_code(results, int(code))
 
 
-def _run_sharded(options: RunOptions, results_path: Path) -> int:
+def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:
     """The cases split over `options.jobs` workers (kconform.shards), their results merged into
     `results_path`; pytest's exit code for the whole (the worst of the workers')."""
     from kconform.shards import claims_folder, run_workers, shard_results_path
@@ -221,7 +228,7 @@ def _run_sharded(options: RunOptions, results_path: Path) -> int:
     earlier = _earlier_results(results_path)
     if earlier is not None:
         shared += ["--kconform-durations", str(earlier)]
-    worker_args = [[*pytest_args(options, path), *shared] for path in paths]
+    worker_args = [[*pytest_args(options, path, report), *shared] for path in paths]
     print(f"kconform: {count} workers", flush=True)
     try:
         codes = run_workers(worker_args, verbose=options.verbose)
@@ -296,7 +303,7 @@ def _volume_sections(out: Path) -> list[str]:
     from kconform.reports.volumes_section import render_volumes_section
 
     sections = []
-    for summary in sorted((out / "volumes").glob("*/volumes-summary.json")):
+    for summary in sorted((out / VOLUMES_DIR).glob("*/volumes-summary.json")):
         try:
             sections.append(render_volumes_section(json.loads(summary.read_text("utf-8"))))
         except (OSError, ValueError) as exc:

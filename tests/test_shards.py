@@ -285,3 +285,24 @@ def test_workers_and_their_targets_die_with_a_killed_run(tmp_path: Path) -> None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(run.pid, signal.SIGKILL)
         run.wait()
+
+
+@pytest.mark.slow
+def test_a_targets_volume_cases_run_in_one_worker_and_reach_the_report(tmp_path: Path) -> None:
+    """The three volume cases judge one volume run. Each alone in a worker, three workers made
+    the run at once into one folder (Spark: `_temporary/0 does not exist`, two `error`s), and
+    the runs landed beside the workers' results, where the report did not look."""
+    out = tmp_path / "three"
+    args = ["run", "--target", "reference", "--brokers", "1", "--cases", "kip977.volumes."]
+    assert main([*args, "-j", "3", "--out", str(out)]) == 0
+    verdicts = _verdicts(out / "results.json")
+    assert len(verdicts) == 3
+    assert "error" not in verdicts.values(), verdicts
+    holders = [
+        p.name
+        for p in sorted((out / "results-shards").glob("results-*.json"))
+        if RunResults.read(p).results
+    ]
+    assert len(holders) == 1, holders
+    assert (out / "volumes" / "reference" / "volumes-summary.json").is_file()
+    assert 'id="volumes"' in (out / "index.html").read_text()

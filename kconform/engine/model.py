@@ -50,8 +50,9 @@ class CaseInfo:
     requires: frozenset[Capability]
     kind: str  # "broker" or "client"
     rules: tuple[str, ...] = ()  # rule-book ids; the first sets the level
-    # client cases: the recorded client run it judges with other cases (`shared_run`'s recipe);
-    # `kconform -j` keeps the cases of one recipe in one worker, so the run is recorded once
+    # the recorded run it judges with other cases (a client recipe of `shared_run`, a target's
+    # volume run); `kconform -j` keeps the cases of one recording in one worker, so the run is
+    # made once and its outputs are written by one process
     shares: str | None = None
 
 

@@ -30,8 +30,15 @@ def lazy_spark() -> Iterator[LazySpark]:
 def volumes(
     lazy_spark: LazySpark, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Volumes:
-    """Each target's volume run, made by the first case that asks for it. With a results file,
-    the runs go beside it (`volumes/<target>/`), where the report finds their summaries."""
+    """Each target's volume run, made by the first case that asks for it, in `<folder>/<target>/`:
+    the folder `kconform run` names (its report's, shared by its `-j` workers), else beside the
+    results file, else a temporary one."""
+    folder = pytestconfig.getoption("--kconform-volumes", None)
     results = pytestconfig.getoption("--kconform-results", None)
-    directory = Path(results).parent / "volumes" if results else tmp_path_factory.mktemp("volumes")
+    if folder:
+        directory = Path(folder)
+    elif results:
+        directory = Path(results).parent / "volumes"
+    else:
+        directory = tmp_path_factory.mktemp("volumes")
     return Volumes(lazy_spark, directory)

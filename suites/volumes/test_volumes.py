@@ -20,7 +20,7 @@ import pytest
 
 from kconform.engine.check import Check, Inconclusive
 from kconform.engine.model import Level, case
-from kconform.engine.volumes.session import Outcome, Volumes
+from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 # the first case on a target makes the volume run the others judge: a Spark session, a produced
@@ -74,6 +74,7 @@ def produced(check: Check, outcome: Outcome) -> None:
     "traffic); delivery reports of an idempotent acks=all producer as ground truth",
     level=Level.MUST,
     requires=[Capability.PARTITION_METRICS, Capability.TOPIC_ADMIN],
+    shares=VOLUME_RUN,
 )
 async def test_records_match_end_offsets(
     target: BrokerTarget, check: Check, volumes: Volumes
@@ -97,6 +98,7 @@ async def test_records_match_end_offsets(
     "(kconform.pipelines.volumes)",
     level=Level.MUST,
     requires=[Capability.KIP977, Capability.TOPIC_ADMIN],
+    shares=VOLUME_RUN,
 )
 async def test_meters_match_ledger(target: BrokerTarget, check: Check, volumes: Volumes) -> None:
     outcome = await volumes.outcome(check, target)
@@ -120,6 +122,7 @@ async def test_meters_match_ledger(target: BrokerTarget, check: Check, volumes: 
     "so SHOULD; hot = at least 1.5x an even share of the topic (kconform.pipelines.volumes)",
     level=Level.SHOULD,
     requires=[Capability.KIP977, Capability.TOPIC_ADMIN],
+    shares=VOLUME_RUN,
 )
 async def test_hot_partitions_visible(target: BrokerTarget, check: Check, volumes: Volumes) -> None:
     outcome = await volumes.outcome(check, target)

@@ -10,10 +10,13 @@ import pytest
 
 from kconform.engine.check import Check, Inconclusive
 from kconform.engine.model import CaseInfo, Level
-from kconform.engine.volumes.session import Outcome, Volumes
+from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
 from kconform.pipelines.spark import LazySpark
 
-INFO = CaseInfo("kip977.example", "example", "none", Level.MUST, "KIP-977", frozenset(), "broker")
+INFO = CaseInfo(
+    "kip977.example", "example", "none", Level.MUST, "KIP-977", frozenset(), "broker",
+    shares=VOLUME_RUN,
+)  # fmt: skip
 
 
 class SlowVolumes(Volumes):
@@ -39,3 +42,13 @@ def test_a_run_cut_off_by_its_case_timeout_is_not_made_again(tmp_path: Path) -> 
 
     asyncio.run(two_cases())
     assert volumes.started == 1  # the abandoned run may still be writing its result directory
+
+
+def test_a_case_that_does_not_declare_the_shared_run_is_refused(tmp_path: Path) -> None:
+    """Undeclared, `kconform -j` would give the case a worker of its own, which makes the same
+    target's run again into the same folder (two Spark jobs committing one Parquet directory)."""
+    volumes = SlowVolumes(LazySpark(), tmp_path)
+    lone = CaseInfo("kip977.lone", "lone", "none", Level.MUST, "KIP-977", frozenset(), "broker")
+    with pytest.raises(ValueError, match=r"kip977\.lone judges the volume run but declares"):
+        asyncio.run(volumes.outcome(Check(lone, None), object()))  # type: ignore[arg-type]
+    assert volumes.started == 0

@@ -23,6 +23,9 @@ from kconform.pipelines.volumes_model import RESULT_DIR
 
 WORKLOAD = Workload(topics=2, partitions=3, records=300)
 """Small on purpose (make test): 600 keyed records, 64-1024 byte values, 2 topics x 3 partitions."""
+VOLUME_RUN = "volume_run"
+"""What every volume case declares it `shares`: `kconform -j` then keeps a target's volume cases
+in one worker, so the run is made once and one process writes its folder."""
 
 
 @dataclass
@@ -55,6 +58,10 @@ class Volumes:
     _lock: asyncio.Lock | None = None
 
     async def outcome(self, check: Check, target: BrokerTarget) -> Outcome:
+        if check.info.shares != VOLUME_RUN:  # else `-j` would run it in several workers at once
+            raise ValueError(
+                f"{check.info.id} judges the volume run but declares shares={check.info.shares!r}"
+            )
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
