@@ -12,7 +12,9 @@ goes first) and compares:
     Kolmogorov-Smirnov test (asymptotic p-value); p > 0.05 means no detectable difference.
 
 `--broker` runs the broker suites on `reference` instead (cases independent of each other:
-each worker has its own target), comparing wall time and verdicts.
+each worker has its own target), comparing wall time and verdicts. `--main` runs the main job
+(`kconform run` with no arguments: every suite on both embedded targets, every installed
+client), whose default is the workers `kconform.shards.default_run_jobs` gives it.
 
 Run: `python benchmarks/parallel.py --rounds 5` (client: confluent-kafka by default).
 """
@@ -28,7 +30,8 @@ import time
 from pathlib import Path
 
 from kconform.reports.model import RunResults
-from kconform.shards import default_jobs
+from kconform.runner import client_names
+from kconform.shards import default_jobs, default_run_jobs
 
 GOAL = 4.0
 BROKER_CASES = (
@@ -86,10 +89,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="default: what certify uses")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--broker", action="store_true", help="broker suites on reference")
+    parser.add_argument("--main", action="store_true", help="the main job (make run)")
     opts = parser.parse_args()
+    if opts.jobs is None and opts.main:
+        opts.jobs = default_run_jobs("reference,librdkafka_mock", client_names(""), whole=True)
     if opts.jobs is None:
         opts.jobs = default_jobs("" if opts.broker else opts.client)
-    if opts.broker:
+    if opts.main:
+        base = ["run"]
+        what = "the main job (kconform run)"
+    elif opts.broker:
         base = ["run", "--target", "reference", "--cases", BROKER_CASES, "--no-default-baselines"]
         what = f"broker suites on reference ({BROKER_CASES})"
     else:

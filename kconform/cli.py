@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
 JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
-    "client run stay together, and a free worker takes the next case (default 1)"
+    "client run stay together, and a free worker takes the next case"
 )
 
 
@@ -65,7 +65,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
     _check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
     _check_clients(args.client)
-    _check_jobs(args.jobs, targets, args.bootstrap_server)
+    jobs = args.jobs
+    if jobs is None:
+        from kconform.runner import client_names
+        from kconform.shards import default_run_jobs
+
+        whole = not (args.cases or args.k or args.x)
+        jobs = default_run_jobs(targets, client_names(args.client), whole=whole)
+    _check_jobs(jobs, targets, args.bootstrap_server)
     baselines = [_readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
         targets=targets, bootstrap_server=args.bootstrap_server, sink=args.sink,
@@ -73,7 +80,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
-        clients=args.client, jobs=args.jobs,
+        clients=args.client, jobs=jobs,
     )  # fmt: skip
     return run(options)
 
@@ -333,7 +340,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
     run.add_argument("--client", default="", help="client drivers (default: every installed one)")
-    run.add_argument("-j", "--jobs", type=_jobs, default=1, help=JOBS_HELP)
+    run.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
+                     "four per core for a whole run on reference and librdkafka_mock with "
+                     "confluent-kafka and kafka-python; 1 with --cases, -k, -x, a real broker, "
+                     "java or command: clients)")  # fmt: skip
     run.set_defaults(func=_cmd_run)
 
     certify = sub.add_parser("certify", help="client suites only, with a certificate-style summary")

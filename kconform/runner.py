@@ -9,12 +9,15 @@ result unsupported, not applicable or skipped, or no result at all: never a sile
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,7 +114,8 @@ def default_baselines(subjects: str) -> list[Path]:
     return found
 
 
-def _client_names(clients: str) -> str:
+def client_names(clients: str) -> str:
+    """`--client` as given, or every installed driver's label when it is empty."""
     if clients:
         return clients
     from kconform.fixtures.clients.registry import parse_clients
@@ -174,7 +178,7 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
     if options.use_default_baselines:
         subjects = options.targets
         if "client" in options.suites:
-            subjects += "," + _client_names(options.clients)
+            subjects += "," + client_names(options.clients)
         baselines += [b for b in default_baselines(subjects) if b not in baselines]
     for baseline in baselines:
         args += ["--baseline", str(baseline)]
@@ -191,11 +195,12 @@ def run(options: RunOptions) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results_path = options.json or (out / "results.json")
     started = time.time()
-    if options.jobs > 1:
-        code = _run_sharded(options, results_path, out)
-    else:
-        args = pytest_args(options, results_path, out)
-        code = pytest.main(args, plugins=[Progress(options.verbose)])
+    with _terminate_as_interrupt():
+        if options.jobs > 1:
+            code = _run_sharded(options, results_path, out)
+        else:
+            args = pytest_args(options, results_path, out)
+            code = pytest.main(args, plugins=[Progress(options.verbose)])
     if not results_path.exists():
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
@@ -210,6 +215,25 @@ def run(options: RunOptions) -> int:
     if reason:
         print(f"kconform: {reason}", file=sys.stderr, flush=True)
     return exit_code(results, int(code))
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, `timeout`) ends the run as Ctrl-C does: the results so far
+    are written as an interrupted run, with their report, instead of the process vanishing."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (kconform.run called from a test's thread)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:

@@ -190,19 +190,29 @@ def test_certify_prints_a_certificate(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["certify", "--client", "no-such-driver"]) == EXIT_USAGE
 
 
-def test_ctrl_c_keeps_the_results_gathered_so_far(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("jobs", "stop"),
+    [("1", "SIGINT"), ("3", "SIGINT"), ("1", "SIGTERM"), ("3", "SIGTERM")],
+)
+def test_an_interrupted_run_keeps_the_results_gathered_so_far(
+    tmp_path: Path, jobs: str, stop: str
+) -> None:
+    """Ctrl-C, or SIGINT or SIGTERM sent to the run alone (a CI job cancelled): the workers get
+    it too, and the results so far are written, merged and reported as an interrupted run.
+    Before, SIGINT to a run in workers let them run to the end, and SIGTERM lost the report."""
     import signal
     import subprocess
     import sys
 
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-m", "kconform.cli", "run", "--target", "reference", "--out", str(out)],
+        [sys.executable, "-m", "kconform.cli", "run", "--target", "reference", "-j", jobs,
+         "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdout is not None
     progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
-    process.send_signal(signal.SIGINT)
+    process.send_signal(getattr(signal, stop))
     stdout, _ = process.communicate(timeout=60)
     assert process.returncode == EXIT_USAGE, [*progress, stdout]
     results = RunResults.read(out / "results.json")

@@ -25,6 +25,7 @@ from kconform.shards import (
     claims_folder,
     count_done,
     default_jobs,
+    default_run_jobs,
     parse_shard,
     shard_results_path,
     share,
@@ -166,6 +167,34 @@ def test_workers_by_default_only_for_clients_that_wait_without_cpu(
     assert default_jobs("java:4.1.0") == 1  # a JVM per case bent the timing, even at -j 2
     assert default_jobs("confluent-kafka,java") == 1
     assert default_jobs("command:/opt/driver") == 1
+
+
+def test_a_whole_run_on_embedded_targets_gets_workers_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    light = "confluent-kafka,kafka-python"
+    assert default_run_jobs("reference,librdkafka_mock", light, whole=True) == 8
+    assert default_run_jobs("reference:no_push_throttle", light, whole=True) == 8
+    assert default_run_jobs("reference", light, whole=False) == 1  # --cases, -k or -x
+    assert default_run_jobs("reference,apache:4.1.0", light, whole=True) == 1  # a JVM each
+    assert default_run_jobs("kraft", light, whole=True) == 1
+    assert default_run_jobs("external", light, whole=True) == 1  # --bootstrap-server
+    assert default_run_jobs("reference", "confluent-kafka,java", whole=True) == 1
+
+
+def test_the_main_job_runs_in_workers_and_a_filtered_run_in_one_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[int] = []
+    monkeypatch.setattr("kconform.runner.run", lambda options: seen.append(options.jobs) or 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    light = ["--client", "confluent-kafka,kafka-python"]
+    assert main(["run", *light]) == 0
+    assert main(["run", *light, "--cases", "kip511."]) == 0
+    assert main(["run", *light, "-j", "3"]) == 0
+    assert main(["run", "--bootstrap-server", "127.0.0.1:9", *light]) == 0
+    assert seen == [8, 1, 3, 1]
 
 
 def test_the_run_exit_code_is_the_worst_of_the_workers() -> None:
