@@ -26,7 +26,7 @@ import pytest
 
 import kconform.baselines
 import kconform.suites
-from kconform.reports.common import SKIP_VERDICTS, nothing_judged
+from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
@@ -211,7 +211,7 @@ def run(options: RunOptions) -> int:
     print(render_summary(results))
     print(f"results: {results_path}")
     print(f"report:  {out / 'index.html'}  ({time.time() - started:.1f} s)")
-    reason = None if results.interrupted else nothing_judged(results)
+    reason = None if results.interrupted else not_judged(results)
     if reason:
         print(f"kconform: {reason}", file=sys.stderr, flush=True)
     return exit_code(results, int(code))
@@ -363,14 +363,14 @@ def render_summary(results: RunResults) -> str:
 
 def exit_code(results: RunResults, pytest_code: int) -> int:
     """2 for harness trouble (errors not expected by a baseline, interruption, usage) and for a
-    run that judged nothing, 1 for conformance failures, 0 when every verdict is as it should
-    be."""
+    run that judged nothing or left a subject wholly unjudged, 1 for conformance failures, 0 when
+    every verdict is as it should be."""
     if results.interrupted or pytest_code in (
         pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
     ):  # fmt: skip
         return EXIT_ERRORS
-    if nothing_judged(results):
-        return EXIT_ERRORS  # nothing was tested: never a success, whatever the baselines say
+    if not_judged(results):
+        return EXIT_ERRORS  # nothing (or some subject not) tested: never a success
     from kconform.reports.common import fails_run
 
     unexpected = [r for r in results.results if fails_run(r)]

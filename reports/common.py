@@ -92,8 +92,31 @@ def run_passes(results: RunResults) -> bool:
     return (
         not results.interrupted
         and not any(fails_run(r) for r in results.results)
-        and nothing_judged(results) is None
+        and not_judged(results) is None
     )
+
+
+def not_judged(results: RunResults) -> str | None:
+    """Why the run cannot pass on what it judged, in one line: it judged nothing
+    (`nothing_judged`), or some subject not at all (`subjects_not_run`); None otherwise."""
+    return nothing_judged(results) or subjects_not_run(results)
+
+
+def subjects_not_run(results: RunResults) -> str | None:
+    """The subjects none of whose cases ran (each `skipped`: the target unavailable or never
+    started, the client not installed), with the first reason given; None when there is none.
+    A run asked to judge `apache:9.9.9` must not pass on the clients it judged beside it."""
+    by_subject: dict[str, list[CaseResult]] = {}
+    for result in results.results:
+        by_subject.setdefault(result.subject, []).append(result)
+    parts = []
+    for name, found in by_subject.items():
+        if any(r.verdict != "skipped" for r in found):
+            continue
+        why = next((" ".join(r.message.split()) for r in found if r.message.strip()), "")
+        why = why if len(why) <= 240 else why[:239] + "…"
+        parts.append(f"{name} ({len(found)} cases skipped{': ' + why if why else ''})")
+    return f"not judged at all: {'; '.join(parts)}" if parts else None
 
 
 def nothing_judged(results: RunResults) -> str | None:
@@ -139,6 +162,11 @@ class Subject:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def not_run(self) -> bool:
+        """Every case of it skipped: the run judged nothing about it (`subjects_not_run`)."""
+        return self.total > 0 and self.counts.get("skipped", 0) == self.total
 
 
 def subjects(results: RunResults) -> list[Subject]:

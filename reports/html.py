@@ -23,6 +23,7 @@ from kconform.reports.common import (
     case_groups,
     changes,
     fails_run,
+    not_judged,
     run_passes,
     slug,
     subjects,
@@ -126,12 +127,15 @@ def _when(unix: float | None) -> str:
 def _run_summary(results: RunResults) -> str:
     ok = run_passes(results)
     failing = sum(fails_run(r) for r in results.results)
+    unjudged = not_judged(results)
     if ok:
         why = "no result fails the run"
     elif failing:
         why = f"{failing} result{'s' * (failing != 1)} fail the run"
-    else:
+    elif results.interrupted or unjudged is None:
         why = "the run did not complete"
+    else:
+        why = unjudged
     status = "CI would PASS" if ok else "CI would FAIL"
     duration = f"{results.finished - results.started:.1f} s" if results.finished else "—"
     cases = len({r.case_id for r in results.results})
@@ -159,7 +163,12 @@ def _subjects_table(columns: list[Subject]) -> str:
             f'<td class="n{" z" if not s.counts.get(v) else ""}">{s.counts.get(v, 0)}</td>'
             for v in VERDICTS
         )
-        ci = chip("fail", "FAIL") if s.failing else chip("pass", "ok")
+        if s.failing:
+            ci = chip("fail", "FAIL")
+        elif s.not_run:
+            ci = chip("error", "NOT RUN")  # it fails the run: it could not be judged
+        else:
+            ci = chip("pass", "ok")
         rows.append(
             f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'

@@ -37,7 +37,7 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
     failing_total = 0
     for subject in rows:
         counts = "".join(f" {subject.counts.get(v, 0):>{cols[v]}}" for v in VERDICTS)
-        status = "FAIL" if subject.failing else "ok"
+        status = "FAIL" if subject.failing else "NOT RUN" if subject.not_run else "ok"
         lines.append(
             f"{subject.name:<{width}}  {subject.kind:<6}{counts} {subject.total:>6}  {status}"
         )
@@ -50,6 +50,9 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
     if results.interrupted:
         lines.append("run INTERRUPTED: results are partial, CI fails")
     verdict = "PASS" if run_passes(results) else "FAIL"
+    unjudged = [s.name for s in rows if s.not_run]
+    if unjudged and not results.interrupted:
+        lines.append(f"not judged at all (every case skipped): {', '.join(unjudged)}: CI fails")
     lines.append(
         f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
     )

@@ -286,6 +286,43 @@ def test_exit_code_judges_nothing_as_not_ok() -> None:
     assert exit_code(results, 0) == EXIT_OK and nothing_judged(results) is None
 
 
+def test_a_subject_none_of_whose_cases_ran_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--target reference,apache:9.9.9` where 9.9.9 is nowhere: reference's verdicts must not
+    make the run pass (it exited 0 before), and the report says which subject was not judged."""
+    monkeypatch.setenv("KCONFORM_KAFKA_DISTS", str(tmp_path / "none"))
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KCONFORM_KAFKA_DOWNLOAD", raising=False)
+    out = tmp_path / "run"
+    args = ["run", "--target", "reference,apache:9.9.9", "--brokers", "1",
+            "--cases", "kip511.apiversions.valid_software_accepted", "--out", str(out)]  # fmt: skip
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    (line,) = [x for x in captured.err.splitlines() if "not judged at all" in x]
+    assert "apache:9.9.9 (1 cases skipped" in line and "9.9.9 not found" in line, line
+    assert "reference" not in line.split("(")[0]
+    assert "not judged at all (every case skipped): apache:9.9.9: CI fails" in captured.out
+    verdicts = {r.subject: r.verdict for r in RunResults.read(out / "results.json").results}
+    assert verdicts == {"reference": "pass", "apache:9.9.9": "skipped"}
+    page = (out / "index.html").read_text()
+    assert "CI would FAIL" in page and "NOT RUN" in page and "not judged at all" in page
+
+
+def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
+    from kconform.reports.model import CaseResult
+    from kconform.runner import EXIT_ERRORS, exit_code
+
+    def result(verdict: str, subject: str) -> CaseResult:
+        return CaseResult("c", "t", "s", "MUST", "KIP-714", subject, "broker", "i", "1", verdict,
+                          message=f"why {subject}")  # fmt: skip
+
+    judged = [result("pass", "a"), result("unsupported", "b"), result("skipped", "b")]
+    assert exit_code(RunResults("0", 0.0, results=judged), 0) == EXIT_OK  # b was judged
+    lost = [*judged, result("skipped", "c"), result("skipped", "c")]
+    assert exit_code(RunResults("0", 0.0, results=lost), 0) == EXIT_ERRORS
+
+
 def test_a_case_may_ask_for_a_longer_bound_than_case_timeout(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         "import asyncio, pytest\n"
