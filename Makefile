@@ -49,8 +49,17 @@ ifeq ($(CI),true)
 	CI=true $(TEST_ENV) $(BIN)/python tests/docker/provision.py ci $(APACHE_UNGATED)
 endif
 
+# The light clients' cases (confluent-kafka, kafka-python) wait on the clients' intervals: the
+# main job runs them in workers, as `make run` does (same verdicts as one process, benchmarks/
+# parallel.py --main), after the harness, which keeps the Java clients (sequential: a JVM per
+# case bent their timing when side by side) or, without distributions, no client cases.
+JAVA_CLIENTS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),java:$(v)))
+HARNESS_CLIENTS := $(if $(KAFKA_DISTS),--client $(JAVA_CLIENTS),--ignore=suites/client)
 test-harness: $(STAMP)
-	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(BASELINE_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(HARNESS_CLIENTS) \
+	  $(BASELINE_ARGS)
+	$(TEST_ENV) $(BIN)/kconform run --target $(TEST_TARGETS) --client confluent-kafka,kafka-python \
+	  --out build/main-job
 
 # The soaks side by side: each mostly waits on its clients' 5 s push intervals.
 SOAKS := soak-reference $(if $(KAFKA_DISTS),soak-apache)
