@@ -101,6 +101,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
         output_dir,
         pytest_args,
         render_summary,
+        terminate_as_interrupt,
         write_reports,
     )
 
@@ -136,7 +137,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
     )
     started = time.monotonic()
     deadline = str(time.time() + budget)
-    with _environment({BUDGET_ENV: str(budget), DEADLINE_ENV: deadline, SEED_ENV: seed}):
+    environment = {BUDGET_ENV: str(budget), DEADLINE_ENV: deadline, SEED_ENV: seed}
+    with _environment(environment), terminate_as_interrupt():
         code = pytest.main(argv, plugins=[Progress(args.verbose)])
     if not results_path.exists():
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)

@@ -195,7 +195,7 @@ def run(options: RunOptions) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results_path = options.json or (out / "results.json")
     started = time.time()
-    with _terminate_as_interrupt():
+    with terminate_as_interrupt():
         if options.jobs > 1:
             code = _run_sharded(options, results_path, out)
         else:
@@ -218,7 +218,7 @@ def run(options: RunOptions) -> int:
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a CI job cancelled, `timeout`) ends the run as Ctrl-C does: the results so far
     are written as an interrupted run, with their report, instead of the process vanishing."""
 

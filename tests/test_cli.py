@@ -221,6 +221,34 @@ def test_an_interrupted_run_keeps_the_results_gathered_so_far(
     assert "INTERRUPTED" in stdout
 
 
+def test_a_fuzz_night_stopped_by_sigterm_keeps_what_it_found_so_far(tmp_path: Path) -> None:
+    """A scheduler ending `kconform fuzz` with SIGTERM: the cases done are written and reported
+    as an interrupted run (before, the process vanished without its report)."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.cli", "fuzz", "--target", "reference", "--brokers", "1",
+         "--budget", "90s", "--seed", "1", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:  # the first case has a verdict (each gets about a tenth)
+        seen.append(line)
+        if line.startswith("[   1/"):
+            break
+    process.send_signal(signal.SIGTERM)
+    stdout, _ = process.communicate(timeout=90)
+    assert process.returncode == EXIT_USAGE, [*seen, stdout]
+    results = RunResults.read(out / "results.json")
+    assert results.interrupted and results.results
+    assert (out / "index.html").exists()
+    assert "INTERRUPTED" in stdout
+
+
 def _describing_client(tmp_path: Path, capabilities: list[str]) -> Path:
     """A `command:` client whose `--describe` lists `capabilities` (it never runs a scenario)."""
     script = tmp_path / "describing_client.py"
