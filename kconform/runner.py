@@ -238,14 +238,17 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:
     """The cases split over `options.jobs` workers (kconform.shards), their results merged into
-    `results_path`; pytest's exit code for the whole (the worst of the workers')."""
+    `results_path`; pytest's exit code for the whole (the worst of the workers'). The workers'
+    files go in the report folder, named after the results file: not beside a `--json` placed
+    elsewhere, which would then hold a folder nobody asked for."""
     from kconform.shards import claims_folder, run_workers, shard_results_path
 
     count = options.jobs
-    paths = [shard_results_path(results_path, i) for i in range(1, count + 1)]
+    anchor = report / results_path.name
+    paths = [shard_results_path(anchor, i) for i in range(1, count + 1)]
     for path in paths:
         path.unlink(missing_ok=True)
-    claims = claims_folder(results_path)
+    claims = claims_folder(anchor)
     shutil.rmtree(claims, ignore_errors=True)
     claims.mkdir(parents=True)
     shared = ["--kconform-claims", str(claims)]

@@ -335,3 +335,20 @@ def test_a_targets_volume_cases_run_in_one_worker_and_reach_the_report(tmp_path:
     assert len(holders) == 1, holders
     assert (out / "volumes" / "reference" / "volumes-summary.json").is_file()
     assert 'id="volumes"' in (out / "index.html").read_text()
+
+
+def test_a_run_in_workers_leaves_nothing_beside_a_results_file_kept_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """`--json elsewhere/r.json`: the workers' files go in the report folder (before, an
+    `r-shards/` folder appeared beside the JSON, now that a whole run has workers by default)."""
+    elsewhere, report = tmp_path / "elsewhere", tmp_path / "report"
+    elsewhere.mkdir()
+    args = ["run", "--target", "reference", "--brokers", "1", "--cases", CASES, "-j", "2"]
+    assert main([*args, "--json", str(elsewhere / "r.json"), "--out", str(report)]) == 0
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["r.json"]
+    assert len(RunResults.read(elsewhere / "r.json").results) >= 10
+    assert sorted(p.name for p in (report / "r-shards").iterdir()) == [
+        "results-1.json",
+        "results-2.json",
+    ]
