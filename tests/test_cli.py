@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -212,9 +213,16 @@ def test_an_interrupted_run_keeps_the_results_gathered_so_far(
     )  # fmt: skip
     assert process.stdout is not None
     progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
-    process.send_signal(getattr(signal, stop))
-    stdout, _ = process.communicate(timeout=60)
-    assert process.returncode == EXIT_USAGE, [*progress, stdout]
+    _stopped_with_its_results(process, getattr(signal, stop), out, progress)
+
+
+def _stopped_with_its_results(
+    process: subprocess.Popen[str], signum: int, out: Path, seen: list[str]
+) -> None:
+    """Send `signum`; the run must end as interrupted (exit 2) with its results and report."""
+    process.send_signal(signum)
+    stdout, _ = process.communicate(timeout=90)
+    assert process.returncode == EXIT_USAGE, [*seen, stdout]
     results = RunResults.read(out / "results.json")
     assert results.interrupted and results.results
     assert (out / "index.html").exists()
@@ -240,13 +248,7 @@ def test_a_fuzz_night_stopped_by_sigterm_keeps_what_it_found_so_far(tmp_path: Pa
         seen.append(line)
         if line.startswith("[   1/"):
             break
-    process.send_signal(signal.SIGTERM)
-    stdout, _ = process.communicate(timeout=90)
-    assert process.returncode == EXIT_USAGE, [*seen, stdout]
-    results = RunResults.read(out / "results.json")
-    assert results.interrupted and results.results
-    assert (out / "index.html").exists()
-    assert "INTERRUPTED" in stdout
+    _stopped_with_its_results(process, signal.SIGTERM, out, seen)
 
 
 def _describing_client(tmp_path: Path, capabilities: list[str]) -> Path:
