@@ -106,17 +106,20 @@ def subjects_not_run(results: RunResults) -> str | None:
     """The subjects none of whose cases ran (each `skipped`: the target unavailable or never
     started, the client not installed), with the first reason given; None when there is none.
     A run asked to judge `apache:9.9.9` must not pass on the clients it judged beside it."""
-    by_subject: dict[str, list[CaseResult]] = {}
-    for result in results.results:
-        by_subject.setdefault(result.subject, []).append(result)
     parts = []
-    for name, found in by_subject.items():
-        if any(r.verdict != "skipped" for r in found):
+    for subject in subjects(results):
+        if not subject.not_run:
             continue
-        why = next((" ".join(r.message.split()) for r in found if r.message.strip()), "")
-        why = why if len(why) <= 240 else why[:239] + "…"
-        parts.append(f"{name} ({len(found)} cases skipped{': ' + why if why else ''})")
+        found = (r for r in results.results if r.subject == subject.name and r.message.strip())
+        why = next((_one_line(r.message) for r in found), "")
+        parts.append(f"{subject.name} ({subject.total} cases skipped{': ' + why if why else ''})")
     return f"not judged at all: {'; '.join(parts)}" if parts else None
+
+
+def _one_line(message: str, limit: int = 240) -> str:
+    """A result's message on one line, cut at `limit` characters for a summary line."""
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def nothing_judged(results: RunResults) -> str | None:
@@ -140,7 +143,7 @@ def nothing_judged(results: RunResults) -> str | None:
     reasons = [r for r in reasons if r]
     why = ""
     if reasons:
-        first = reasons[0] if len(reasons[0]) <= 240 else reasons[0][:239] + "…"
+        first = _one_line(reasons[0])
         more = f" (and {len(reasons) - 1} other reasons)" if len(reasons) > 1 else ""
         why = f"; {first}{more}"
     return f"no case was judged: {len(results.results)} case runs, {tally}{why}"
