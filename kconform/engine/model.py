@@ -55,6 +55,12 @@ class CaseInfo:
     # made once and its outputs are written by one process
     shares: str | None = None
 
+    def require_shares(self, recording: str, what: str) -> None:
+        """ValueError unless this case declares `shares=recording`: undeclared, `kconform -j`
+        would put it in a worker of its own, which makes `what` again beside the others."""
+        if self.shares != recording:
+            raise ValueError(f"{self.id} judges {what} but declares shares={self.shares!r}")
+
 
 CASES: dict[str, CaseInfo] = {}
 """Every case id known to this process, registered at import of the suite modules."""

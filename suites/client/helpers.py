@@ -265,9 +265,7 @@ async def shared_run(
     record: Callable[[], Awaitable[Recording]],
 ) -> Recording:
     """The session's recording of `recipe` for this driver, recording it on first use."""
-    if check.info.shares != recipe:  # else `-j` would put its sharers in different workers
-        raise ValueError(f"{check.info.id} judges the {recipe!r} run but declares "
-                         f"shares={check.info.shares!r}")  # fmt: skip
+    check.info.require_shares(recipe, f"the {recipe!r} run")
     key = (id(target), client.name, recipe)
     recording = _shared.get(key)
     if recording is None:

@@ -58,10 +58,7 @@ class Volumes:
     _lock: asyncio.Lock | None = None
 
     async def outcome(self, check: Check, target: BrokerTarget) -> Outcome:
-        if check.info.shares != VOLUME_RUN:  # else `-j` would run it in several workers at once
-            raise ValueError(
-                f"{check.info.id} judges the volume run but declares shares={check.info.shares!r}"
-            )
+        check.info.require_shares(VOLUME_RUN, "the volume run")
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
