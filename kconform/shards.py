@@ -160,7 +160,7 @@ waits. A real broker per worker (`apache`: a JVM; `kraft`: a container) is not t
 def default_run_jobs(targets: str, clients: str, *, whole: bool) -> int:
     """`kconform run`'s workers when `-j` is not given: `default_jobs` for a whole run (no case
     filter) on embedded targets only, else one. The main job on two cores took 154 s in one
-    process and 36-38 s in eight, with the same 334 verdicts. A filtered run is small: eight
+    process and 34-41 s (60 s once) in eight, same 334 verdicts. A filtered run is small: eight
     workers each importing and collecting the suites turned a 1.4 s run into 6.6 s."""
     kinds = {name.strip().partition(":")[0] for name in targets.split(",") if name.strip()}
     if not whole or not kinds or not kinds <= set(EMBEDDED_TARGETS):
