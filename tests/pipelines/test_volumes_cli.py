@@ -89,3 +89,29 @@ def test_a_small_run_on_the_reference(
     assert summary["run"]["records_read_back"] == 150
     assert "source/metric" in out and "client_telemetry" in out
     assert spark.sparkContext._jsc is not None  # a lent session is not stopped
+
+
+def test_a_log_the_target_trimmed_leaves_bytes_out_unjudged_not_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """16 MB spread evenly over 2 partitions: the librdkafka mock keeps about 5 MiB of each, so
+    the records cannot all be read back and BytesOutPerSec cannot reach the ledger's bytes.
+    Before, the read-back stopped the run with "Fetch ...: error 1"; now that meter alone is
+    left out, and the note says why."""
+    argv = ["--brokers", "1", "--topics", "1", "--partitions", "2", "--records", "30000",
+            "--value-bytes", "512:576", "--zipf", "0", "--no-spark",
+            "--out", str(tmp_path)]  # fmt: skip
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    run = json.loads((tmp_path / RUN_FILE).read_text())
+    assert run["records_delivered"] == 30000
+    trimmed = run["logs_trimmed"]
+    assert len(trimmed) == 2 and all(start > 0 for start in trimmed.values()), trimmed
+    note = run["sources"]["partition_metrics"]
+    assert "BytesOutPerSec not judged" in note and "2 of 2 partitions" in note, note
+    assert "BytesOutPerSec not judged" in captured.out
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    metrics = set(pq.read_table(tmp_path / SAMPLES_FILE).column("metric").to_pylist())
+    assert "BytesOutPerSec" not in metrics and "MessagesInPerSec" in metrics, metrics

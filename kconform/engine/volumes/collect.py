@@ -128,22 +128,40 @@ async def _end_offsets_retrying(
         await asyncio.sleep(0.2)
 
 
+@dataclass
+class ReadBack:
+    """What `read_back` read, and the partitions whose log no longer starts at offset 0."""
+
+    records: int = 0
+    trimmed: dict[tuple[str, int], int] = field(default_factory=dict)  # -> log start offset
+
+
+class LogTrimmed(Exception):
+    """The broker answered OFFSET_OUT_OF_RANGE: its log of the partition starts later."""
+
+    def __init__(self, log_start: int) -> None:
+        super().__init__(f"log starts at {log_start}")
+        self.log_start = log_start
+
+
 async def read_back(
     target: BrokerTarget,
     connect: Connect,
     placement: Mapping[str, Mapping[int, int]],
     ends: Mapping[tuple[str, int], int],
-) -> int:
-    """Fetch every partition from offset 0 to its end at its leader; the records read.
+) -> ReadBack:
+    """Fetch every partition from offset 0 to its end at its leader.
 
     Why: BytesOutPerSec moves only when records leave the broker, and the byte bound holds only
     if each batch leaves once: one sequential reader, fetch limits far above the data. Fetch
     v4-v12 names topics; from v13 a fetch names topic ids, which the reference's `topics`
     filter does not resolve (so a librdkafka 2.16 consumer, fetching at v13+, gets no
-    partition-level BytesOutPerSec there).
+    partition-level BytesOutPerSec there). A partition whose log the target has already cut at
+    the front (retention: librdkafka's mock keeps about 5 MiB or 100,000 batches per partition,
+    rdkafka_mock.c) cannot give every batch back; it is listed in `trimmed`, not read.
     """
     index = {b.node_id: i for i, b in enumerate(target.brokers)}
-    records = 0
+    done = ReadBack()
     for topic, partitions in placement.items():
         for partition, node in sorted(partitions.items()):
             end = ends.get((topic, partition), 0)
@@ -151,17 +169,21 @@ async def read_back(
                 continue
             admin = await admin_at(connect, index.get(node, 0))
             offset = 0
-            while offset < end:
-                got, offset = await _fetch(admin, topic, partition, offset)
-                if not got:
-                    raise TargetError(f"Fetch {topic}-{partition} at {offset} returned nothing")
-                records += got
+            try:
+                while offset < end:
+                    got, offset = await _fetch(admin, topic, partition, offset)
+                    if not got:
+                        raise TargetError(f"Fetch {topic}-{partition} at {offset} returned nothing")
+                    done.records += got
+            except LogTrimmed as trimmed:
+                done.trimmed[(topic, partition)] = trimmed.log_start
             await admin.connection.close()
-    return records
+    return done
 
 
 async def _fetch(admin: ClusterAdmin, topic: str, partition: int, offset: int) -> tuple[int, int]:
-    """One Fetch from `offset`: (records read, next offset)."""
+    """One Fetch from `offset`: (records read, next offset). LogTrimmed when the log starts
+    after `offset` (at offset 0 only: the run's topics are fresh and nobody else writes)."""
     api = admin.apis.get(1)
     if api is None or api.max_version < 4:
         raise TargetError("the broker does not speak Fetch v4-v12")
@@ -187,6 +209,8 @@ async def _fetch(admin: ClusterAdmin, topic: str, partition: int, offset: int) -
     got = 0
     for t in response.responses:
         for p in t.partitions:
+            if p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE and offset == 0:
+                raise LogTrimmed(p.log_start_offset)
             if p.error_code:
                 raise TargetError(f"Fetch {topic}-{partition}: error {p.error_code}")
             for batch in read_batches(p.records):
