@@ -56,13 +56,33 @@ def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def command(args: argparse.Namespace, spark: Any = None) -> int:
-    """Run `kconform volumes`; `spark` lets a caller (a test) lend its session."""
+    """Run `kconform volumes`; `spark` lets a caller (a test) lend its session.
+
+    Ctrl-C and SIGTERM (a cancelled CI job) end it the same way: the run's settings on the
+    target are undone (its metrics.verbosity entry, its CLIENT_METRICS subscription), the target
+    it started is stopped, and the files already written stay."""
+    from kconform.runner import terminate_as_interrupt
+
+    out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
+    with terminate_as_interrupt():
+        try:
+            return _volumes(args, out, spark)
+        except KeyboardInterrupt:
+            kept = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+            print(
+                "kconform: volumes interrupted: nothing compared"
+                + (f"; kept in {out}: {', '.join(kept)}" if kept else ""),
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+
+
+def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
     from kconform.engine.volumes.run import VolumeRun, compare
     from kconform.fixtures.targets.base import TargetError
     from kconform.usage import UsageError
 
     workload = _workload(args)
-    out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
     try:
         run: VolumeRun = _produce_and_collect(args, workload, out)
     except TargetError as exc:
@@ -166,6 +186,12 @@ def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> 
         if not target.has(Capability.TOPIC_ADMIN):
             raise UsageError(f"{target.name} lacks topic_admin: the run needs fresh topics")
         prefix = f"kconform-vol-{uuid.uuid4().hex[:8]}"
+        print(
+            f"kconform: producing {workload.topics} x {workload.records} records to "
+            f"{target.name} at {target.bootstrap} (Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
         return runtime.run(
             run_volumes(target, connect, cleanups.append, workload, out, prefix=prefix),
             timeout=600,

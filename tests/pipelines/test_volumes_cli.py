@@ -115,3 +115,34 @@ def test_a_log_the_target_trimmed_leaves_bytes_out_unjudged_not_failed(
 
     metrics = set(pq.read_table(tmp_path / SAMPLES_FILE).column("metric").to_pylist())
     assert "BytesOutPerSec" not in metrics and "MessagesInPerSec" in metrics, metrics
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_volume_run_stopped_midway_undoes_its_work_and_exits_2(stop: str, tmp_path: Path) -> None:
+    """A cancelled CI job (SIGTERM) or Ctrl-C while the producer is busy: before, SIGTERM left
+    the target's settings changed (the cleanups never ran), and after either signal the process
+    never exited, its producer thread still waiting for a stopped broker."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.volumes_cli", "--brokers", "1", "--topics", "1",
+         "--records", "2000000", "--no-spark", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    started = process.stderr.readline()
+    assert "kconform: producing 1 x 2000000 records to reference" in started, started
+    time.sleep(1.0)  # the producer is under way (the whole run takes minutes)
+    children = subprocess.run(
+        ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children  # the target's storage process
+    process.send_signal(getattr(signal, stop))
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2 and not stdout, stderr
+    assert stderr.strip() == "kconform: volumes interrupted: nothing compared", stderr
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing half-written

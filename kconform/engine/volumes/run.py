@@ -10,7 +10,9 @@ place where a suite hands its evidence to a pipeline, because the verdict is the
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,6 +55,7 @@ PUSH_INTERVAL_MS = 500
 LEDGER_FILE, SAMPLES_FILE, RUN_FILE = "ledger.parquet", "samples.parquet", "run.json"
 NOT_BROKER = ("list_offsets", "client_telemetry")
 BYTES_OUT = "BytesOutPerSec"
+STOP_PRODUCING_S = 10.0
 
 
 @dataclass
@@ -133,9 +136,7 @@ async def run_volumes(
         run.samples += await end_offsets(target, connect, placement)
     before = await _broker_metrics(target, topics)  # None: the target has none to offer
     run.samples += before or []
-    run.production = production = await asyncio.to_thread(
-        produce, target.bootstrap, list(topics), workload, client_id=client_id
-    )
+    run.production = production = await _produced(target, list(topics), workload, client_id)
     if meters:  # BytesOutPerSec moves only when records leave the broker
         ends = {(t, p): 0 for t, parts in topics.items() for p in range(parts)}
         ends.update(production.end_offsets())
@@ -153,6 +154,31 @@ async def run_volumes(
     _note_sources(run, offsets=offsets, broker=before is not None, telemetry=telemetry)
     _write(run)  # the admin connection stays open: the verbosity restore needs it
     return run
+
+
+async def _produced(
+    target: BrokerTarget, topics: list[str], workload: Workload, client_id: str
+) -> Production:
+    """`produce` in a thread. Cancelled (the run interrupted), it tells the thread to stop and
+    waits a little for the producer to close while its brokers still answer (a thread left
+    producing would hold the interpreter open; a producer closed after them logs failures)."""
+    stop = threading.Event()
+    loop = asyncio.get_running_loop()
+    call = functools.partial(
+        produce, target.bootstrap, topics, workload, client_id=client_id, stop=stop
+    )
+    producing = loop.run_in_executor(None, call)
+    try:
+        return await asyncio.shield(producing)
+    except asyncio.CancelledError:
+        stop.set()
+        deadline = loop.time() + STOP_PRODUCING_S
+        while not producing.done() and loop.time() < deadline:
+            try:  # the loop's shutdown cancels every task again: the wait stays bounded
+                await asyncio.wait([producing], timeout=deadline - loop.time())
+            except asyncio.CancelledError:
+                continue
+        raise
 
 
 async def _broker_metrics(

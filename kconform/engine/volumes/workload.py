@@ -103,9 +103,13 @@ def produce(
     client_id: str,
     config: Mapping[str, Any] | None = None,
     timeout: float = 30.0,
+    stop: threading.Event | None = None,
 ) -> Production:
     """Produce the workload and wait for every delivery report (blocking: run it in a thread).
-    The producer is closed before returning, so a KIP-714 client has sent its final push."""
+    The producer is closed before returning, so a KIP-714 client has sent its final push.
+    `stop` set (the run interrupted) ends it early: a thread still producing, or waiting for a
+    stopped broker to drain its queue, would keep the interpreter from exiting."""
+    stopped = stop.is_set if stop is not None else lambda: False
     import confluent_kafka
 
     lock = threading.Lock()
@@ -154,14 +158,19 @@ def produce(
     try:
         for topic, key, size in workload.plan():
             value = rng.randbytes(size)
-            while True:
+            while not stopped():
                 try:
                     producer.produce(topics[topic], value, key, on_delivery=delivered)
                     break
                 except BufferError:  # the local queue is full: let deliveries drain it
                     producer.poll(0.05)
+            if stopped():
+                break
             producer.poll(0)
-        left = producer.flush(timeout)
+        deadline = time.monotonic() + timeout
+        left = len(producer)
+        while left and not stopped() and time.monotonic() < deadline:
+            left = producer.flush(min(0.5, max(0.0, deadline - time.monotonic())))
         if left:
             done.errors.append(f"{left} records undelivered after {timeout:.0f}s")
     finally:
