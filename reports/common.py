@@ -173,7 +173,11 @@ class Subject:
 
 
 def subjects(results: RunResults) -> list[Subject]:
-    """Subjects in run order, brokers before clients; results for undescribed subjects count too."""
+    """Subjects in run order, brokers before clients; results for undescribed subjects count too.
+
+    A described target without a single result was an instrument, not a subject: the reference
+    the client cases run against beside `--target apache:...`. Listed, it read as a broker judged
+    "ok" on nothing."""
     by_name: dict[str, Subject] = {}
     for described in results.subjects:
         name = str(described.get("name", ""))
@@ -191,7 +195,7 @@ def subjects(results: RunResults) -> list[Subject]:
         subject.time += result.duration
         if fails_run(result):
             subject.failing.append(result)
-    ordered = list(by_name.values())
+    ordered = [s for s in by_name.values() if s.total]
     return sorted(ordered, key=lambda s: 0 if s.kind == "broker" else 1)  # stable within a kind
 
 

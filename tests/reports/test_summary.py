@@ -76,6 +76,17 @@ def test_results_of_undescribed_subjects_still_get_a_column(run, make_result):
     assert [s.name for s in subjects(run)][:2] == ["reference", "librdkafka_mock"]
 
 
+def test_a_target_that_served_only_as_the_clients_broker_is_no_subject(run):
+    """`--target apache:4.1.0` with clients: the clients' cases run against a reference, which is
+    described but judged on nothing. It used to get a row (0 results, CI "ok"), a column and an
+    empty JUnit suite."""
+    run.results = [r for r in run.results if r.subject != "reference"]
+    assert any(s["name"] == "reference" for s in run.subjects)
+    assert "reference" not in [s.name for s in subjects(run)]
+    rows = [line.split()[0] for line in summary_table(run).splitlines() if line.strip()]
+    assert "reference" not in rows and "librdkafka_mock" in rows
+
+
 def test_groups_sort_kips_numerically_then_other_groups(run):
     groups = case_groups(run.results)
     assert list(groups) == ["KIP-511", "KIP-714", "KIP-977", "fuzz"]
