@@ -106,7 +106,17 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
     from kconform.pipelines.spark import local_spark
 
     own = spark is None
-    session = spark if spark is not None else local_spark(args.master)
+    try:
+        session = spark if spark is not None else local_spark(args.master)
+    except Exception as exc:  # a bad --master, no Java: Spark's own lines above say which
+        text = str(exc).strip()
+        reason = text.splitlines()[0].rstrip(".") if text else type(exc).__name__
+        print(
+            f"kconform: Spark did not start (--master {args.master}): {reason}. The run's "
+            f"ledger and samples are kept in {out}; pipelines/volumes.py compares them later",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         summary = compare(session, run)
     except ValueError as exc:

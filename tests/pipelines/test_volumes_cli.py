@@ -146,3 +146,23 @@ def test_a_volume_run_stopped_midway_undoes_its_work_and_exits_2(stop: str, tmp_
     assert stderr.strip() == "kconform: volumes interrupted: nothing compared", stderr
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)
     assert not tmp_path.exists() or not any(tmp_path.iterdir())  # nothing half-written
+
+
+def test_spark_that_cannot_start_is_a_usage_error_that_keeps_the_evidence(tmp_path: Path) -> None:
+    """A mistyped --master (or no Java) used to end in PySpark's traceback and exit 1, the code
+    for "a source disagrees with the ledger". In a process of its own: a session already running
+    in this one would be reused whatever the master."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kconform.volumes_cli", "--brokers", "1", "--topics", "1",
+         "--records", "20", "--master", "bogus[2]", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("kconform: Spark did not start (--master bogus[2]): "), last
+    assert "Traceback" not in done.stderr
+    for name in (LEDGER_FILE, SAMPLES_FILE, RUN_FILE):
+        assert (tmp_path / name).exists(), name
