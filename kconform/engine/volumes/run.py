@@ -55,7 +55,7 @@ PUSH_INTERVAL_MS = 500
 LEDGER_FILE, SAMPLES_FILE, RUN_FILE = "ledger.parquet", "samples.parquet", "run.json"
 NOT_BROKER = ("list_offsets", "client_telemetry")
 BYTES_OUT = "BytesOutPerSec"
-STOP_PRODUCING_S = 10.0
+STOP_PRODUCING_S = 4.0  # under LoopThread.stop's 5 s for cancelling what is left
 
 
 @dataclass

@@ -139,6 +139,9 @@ def produce(
         with lock:
             done.errors.append(f"client error: {error}")
 
+    plan = workload.plan()  # seconds for millions of records: stopping is checked after it
+    if stopped():
+        return done
     producer = confluent_kafka.Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -156,7 +159,7 @@ def produce(
     rng = random.Random(workload.seed + 1)
     started = time.monotonic()
     try:
-        for topic, key, size in workload.plan():
+        for topic, key, size in plan:
             value = rng.randbytes(size)
             while not stopped():
                 try:
@@ -175,6 +178,9 @@ def produce(
             done.errors.append(f"{left} records undelivered after {timeout:.0f}s")
     finally:
         done.seconds = time.monotonic() - started
+        if stopped():  # close() flushes: drop what is queued instead (up to 100,000 records)
+            producer.purge()
+            producer.poll(0)
         producer.close()
     return done
 
