@@ -244,7 +244,8 @@ def _note_sources(run: VolumeRun, *, offsets: bool, broker: bool, telemetry: boo
     if not broker:
         run.notes["partition_metrics"] = f"{run.target} reports no partition metrics of its own"
     elif run.trimmed:
-        cut = ", ".join(f"{t}-{p} at {start}" for (t, p), start in sorted(run.trimmed.items()))
+        starts = [f"{t}-{p} at {start}" for (t, p), start in sorted(run.trimmed.items())]
+        cut = ", ".join(starts[:4]) + (f" and {len(starts) - 4} more" if len(starts) > 4 else "")
         run.notes["partition_metrics"] = (
             f"{own or 'no'} readings; metrics.verbosity high for {sorted(run.topics)}; "
             f"{BYTES_OUT} not judged: {run.target} no longer holds the start of "
