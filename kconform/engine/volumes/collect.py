@@ -304,7 +304,8 @@ class ClientTelemetry:
         if tagged:
             return f"{client}: {len(tagged)} topic/partition-tagged metrics: {', '.join(tagged)}"
         return (
-            f"{client}: none of the {len(self.metric_names)} metrics in its {self.pushes} pushes "
+            f"{client}: none of the {len(self.metric_names)} metrics in its {self.pushes} "
+            f"push{'es' if self.pushes != 1 else ''} "
             f"carries a topic or partition attribute ({', '.join(sorted(self.metric_names))})"
         )
 
