@@ -52,6 +52,9 @@ class Behaviour:
     ignores_unknown_subscription: bool = False
     own_client_id: str | None = None  # sent instead of the client.id it is given
     start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
+    # not defects: ways a correct client may differ
+    nodes: int = 1  # brokers its node-level latency gauges describe (more: payloads past 1000 B)
+    terminates_under_previous_subscription: bool = False  # its close raced the last Get's answer
 
 
 class Client:
@@ -60,6 +63,7 @@ class Client:
         self.conn: KafkaConnection | None = None
         self.instance_id = ZERO_UUID
         self.subscription: object | None = None  # the last successful Get response
+        self.previous: object | None = None  # the one before it
         self.started_ns = time.time_ns()
         self.last_push_ns = self.started_ns
         self.connections = 0
@@ -103,7 +107,6 @@ class Client:
         p = self.b.metric_prefix
         start = self.last_push_ns if delta else self.started_ns
         total = 0 if delta and self.last_push_ns != self.started_ns else self.connections
-        node = {"node_id": "1"}
         points = [
             gauge(f"{p}producer.connection.creation.rate", 0.1, time_unix_nano=now),
             counter(
@@ -113,11 +116,15 @@ class Client:
                 time_unix_nano=now,
                 start_time_unix_nano=start,
             ),
-            gauge(
-                f"{p}producer.node.request.latency.avg", 1.5, time_unix_nano=now, attributes=node
-            ),
-            gauge(
-                f"{p}producer.node.request.latency.max", 3.0, time_unix_nano=now, attributes=node
+            *(
+                gauge(
+                    f"{p}producer.node.request.latency.{kind}",
+                    value,
+                    time_unix_nano=now,
+                    attributes={"node_id": str(node)},
+                )
+                for node in range(1, self.b.nodes + 1)
+                for kind, value in (("avg", 1.5), ("max", 3.0))
             ),
             gauge(f"{p}producer.produce.throttle.time.avg", 0.0, time_unix_nano=now),
             gauge(f"{p}producer.produce.throttle.time.max", 0.0, time_unix_nano=now),
@@ -144,7 +151,7 @@ class Client:
         if response.error_code == 0:
             if self.instance_id == ZERO_UUID and response.client_instance_id != ZERO_UUID:
                 self.instance_id = response.client_instance_id
-            self.subscription = response
+            self.previous, self.subscription = self.subscription, response
         return response
 
     async def push(self, terminating: bool = False) -> object:
@@ -205,6 +212,8 @@ class Client:
     async def terminate(self) -> None:
         if self.subscription is None or self.b.no_terminating_push:
             return
+        if self.b.terminates_under_previous_subscription and self.previous is not None:
+            self.subscription = self.previous
         for _ in range(2 if self.b.two_terminating_pushes else 1):
             answer = await self.push(terminating=True)
             if answer.error_code != 0:
