@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -116,15 +117,26 @@ def test_broken_client_is_caught(name: str, verdicts: dict[str, dict[str, CaseRe
     assert result.verdict == BAD[level], f"{name} on {case_id}: {_explain(result)}"
 
 
+def _judged(
+    verdicts: dict[str, dict[str, CaseResult]], name: str, case_id: str, verdict: str
+) -> CaseResult:
+    """`name`'s result on `case_id`, which must have `verdict`."""
+    result = verdicts[name].get(case_id)
+    assert result is not None and result.verdict == verdict, _explain(result)
+    return result
+
+
+def _pairs(by_client: Mapping[str, Iterable[str]]) -> list[tuple[str, str]]:
+    """(client, case id) for each case listed under each client."""
+    return sorted((name, case_id) for name, cases in by_client.items() for case_id in cases)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("name", "case_id"), sorted((n, c) for n, cases in NOT_APPLICABLE.items() for c in cases)
-)
+@pytest.mark.parametrize(("name", "case_id"), _pairs(NOT_APPLICABLE))
 def test_unmet_precondition_is_not_applicable(
     name: str, case_id: str, verdicts: dict[str, dict[str, CaseResult]]
 ) -> None:
-    result = verdicts[name].get(case_id)
-    assert result is not None and result.verdict == "not-applicable", _explain(result)
+    result = _judged(verdicts, name, case_id, "not-applicable")
     assert NOT_APPLICABLE[name][case_id] in result.message, result.message
     if name == "ignores_client_id":  # names the id the client used, and the one it was given
         assert repr(OWN_CLIENT_ID) in result.message, result.message
@@ -136,8 +148,7 @@ def test_unmet_precondition_is_not_applicable(
 def test_well_behaved_client_passes(
     case_id: str, verdicts: dict[str, dict[str, CaseResult]]
 ) -> None:
-    result = verdicts["well_behaved"].get(case_id)
-    assert result is not None and result.verdict == "pass", _explain(result)
+    _judged(verdicts, "well_behaved", case_id, "pass")
 
 
 @pytest.mark.slow
@@ -145,16 +156,12 @@ def test_well_behaved_client_passes(
 def test_slow_starting_client_gets_its_whole_window(
     case_id: str, verdicts: dict[str, dict[str, CaseResult]]
 ) -> None:
-    result = verdicts[SLOW_START].get(case_id)
-    assert result is not None and result.verdict == "pass", _explain(result)
+    _judged(verdicts, SLOW_START, case_id, "pass")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("name", "case_id"), sorted((n, c) for n, cases in NOT_BROKEN.items() for c in cases)
-)
+@pytest.mark.parametrize(("name", "case_id"), _pairs(NOT_BROKEN))
 def test_a_client_that_differs_without_breaking_a_rule_passes(
     name: str, case_id: str, verdicts: dict[str, dict[str, CaseResult]]
 ) -> None:
-    result = verdicts[name].get(case_id)
-    assert result is not None and result.verdict == "pass", _explain(result)
+    _judged(verdicts, name, case_id, "pass")
