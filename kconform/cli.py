@@ -303,6 +303,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(target.bootstrap, flush=True)
         print(f"# {target.name}: {target.implementation} {target.version}", flush=True)
         print(f"# capabilities: {', '.join(sorted(target.capabilities))}", flush=True)
+        sinks = _sink_urls(target)
+        if sinks:  # a real broker's plugin: what `--sink` needs to judge the telemetry it gets
+            print(f"# sink: {sinks}", flush=True)
+            print(f"# suites: kconform run --bootstrap-server {target.bootstrap} --sink {sinks}",
+                  flush=True)  # fmt: skip
         print("# Ctrl-C or SIGTERM stops it", flush=True)
         while not stop.wait(0.5):
             target.check_alive()
@@ -314,6 +319,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     finally:
         target.stop()
     return EXIT_OK
+
+
+def _sink_urls(target: object) -> str:
+    """The sink plugin's address on each node of a served real broker, as `--sink` takes them
+    ("" for the embedded targets, whose sink is in the harness)."""
+    endpoints = getattr(target, "endpoints", None) or []
+    return ",".join(f"http://{e.host}:{e.sink_port}" for e in endpoints)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -390,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve", help="start a target and keep it running (bootstrap on stdout's first line)"
     )
-    serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock")
+    serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock, "
+                       "apache:<v>, kraft[:v]")  # fmt: skip
     serve.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
     serve.add_argument(
         "--subscription", action="append", default=[],

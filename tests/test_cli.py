@@ -175,6 +175,8 @@ def test_serve_prints_bootstrap_first_and_stops_cleanly_on_sigterm() -> None:
         assert process.stdout is not None
         bootstrap = process.stdout.readline().strip()
         assert bootstrap.count("127.0.0.1:") == 2
+        header = [process.stdout.readline() for _ in range(3)]
+        assert header[-1].startswith("# Ctrl-C"), header  # no "# sink:": the harness holds it
         brokers = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).brokers
         assert sorted(brokers) == [1, 2]
     finally:

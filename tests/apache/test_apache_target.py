@@ -233,3 +233,34 @@ def test_ctrl_c_of_kconform_run_leaves_nothing(tmp_path: Path) -> None:
     assert run.wait(timeout=60) == 2, rest[-2000:]
     assert_nothing_left(run_dirs[0], [], within=20)
     assert (tmp_path / "out" / "results.json").is_file()
+
+
+def test_serve_prints_the_sink_a_run_against_it_needs(tmp_path: Path) -> None:
+    """`kconform serve apache:<v>` keeps a real broker up for `--bootstrap-server` runs; the
+    telemetry_sink cases also need `--sink`, which only the served broker's plugin port gives,
+    so serve prints it and the whole command line (before, a user had to find the port)."""
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "kconform.cli", "serve", f"apache:{VERSION}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=harness_env(tmp_path), cwd=REPO,
+        text=True,
+    )  # fmt: skip
+    assert serve.stdout is not None
+    lines: list[str] = []
+    try:
+        for line in serve.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("# Ctrl-C"):
+                break
+        bootstrap = lines[0]
+        (sink,) = [x.removeprefix("# sink: ") for x in lines if x.startswith("# sink: ")]
+        assert f"# suites: kconform run --bootstrap-server {bootstrap} --sink {sink}" in lines
+        host, port = sink.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass  # the plugin's HTTP endpoint listens there
+        run_dirs = list(tmp_path.glob("kconform-apache-*"))
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        _, stderr = serve.communicate(timeout=60)
+    assert serve.returncode == 0, stderr[-2000:]
+    assert len(run_dirs) == 1
+    assert_nothing_left(run_dirs[0], [int(port)], within=20)
