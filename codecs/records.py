@@ -62,10 +62,6 @@ class RecordBatchHeader:
     def is_transactional(self) -> bool:
         return bool(self.attributes & 0x10)
 
-    @property
-    def is_control(self) -> bool:
-        return bool(self.attributes & 0x20)
-
 
 @dataclass(frozen=True)
 class LegacyEntry:
