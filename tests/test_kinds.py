@@ -137,3 +137,20 @@ def test_a_run_in_workers_judges_the_toys(tmp_path: Path) -> None:
     assert verdicts[("toy_broker", "kip511.apiversions.valid_software_accepted")] == "pass"
     assert verdicts[("toy-client", "kip511.client.software_identity")] == "pass"
     assert {subject for subject, _ in verdicts} == {"toy_broker", "toy-client"}
+
+
+@pytest.mark.parametrize(
+    ("name", "target_class", "reading"),
+    [("reference", "RestartableReferenceTarget", "reference"),
+     ("librdkafka_mock", "LibrdkafkaMockTarget", "none")],
+)  # fmt: skip
+def test_the_soak_reads_what_the_kind_declares(name: str, target_class: str, reading: str) -> None:
+    """Not guessed from the target's attributes: the reference is soaked as a restartable one,
+    read in-process; a target without a sink plugin shows nothing."""
+    from kconform.fixtures.targets.registry import create_soak_target
+    from kconform.soak.broker_stats import BrokerStats
+
+    (spec,) = parse_targets(name, brokers=1)
+    target, kind = create_soak_target(spec)
+    assert type(target).__name__ == target_class
+    assert BrokerStats(target, kind.soak_stats).kind == reading
