@@ -154,3 +154,13 @@ def test_the_soak_reads_what_the_kind_declares(name: str, target_class: str, rea
     target, kind = create_soak_target(spec)
     assert type(target).__name__ == target_class
     assert BrokerStats(target, kind.soak_stats).kind == reading
+
+
+def test_a_kind_module_that_cannot_be_imported_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(KINDS_ENV, "no_such_kind_module")
+    with pytest.raises(ImportError, match="KCONFORM_KINDS: cannot import kind module"):
+        target_kinds()
+    assert main(["targets"]) == 2  # one line, no traceback
+    assert capsys.readouterr().err.strip().count("\n") == 0
