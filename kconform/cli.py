@@ -31,7 +31,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"kconform: error: {message} (see `kconform --help`)\n")
 
 
-BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
 JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
     "client run stay together, and a free worker takes the next case"
@@ -52,7 +51,10 @@ def _jobs(text: str) -> int:
 def _check_jobs(jobs: int, targets: str, bootstrap_server: str | None) -> None:
     """Workers each start their own targets; an existing cluster would be shared between them
     (one worker's CLIENT_METRICS subscriptions reach another's clients), so -j refuses it."""
-    if jobs > 1 and (bootstrap_server or "external" in targets.split(",")):
+    from kconform.fixtures.targets.registry import target_kind
+
+    existing = any(target_kind(t.strip()).needs_bootstrap for t in targets.split(",") if t.strip())
+    if jobs > 1 and (bootstrap_server or existing):
         raise UsageError(
             "-j runs each worker against its own targets; an existing cluster "
             "(--bootstrap-server) would be shared by the workers, so use -j 1 with it"
@@ -205,7 +207,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:
-    from kconform.fixtures.targets.availability import availability
+    from kconform.fixtures.targets.registry import availability
+
+    for name, available, detail in availability():
+        print(f"{name:<18} {'available' if available else 'unavailable':<12} {detail}")
+    return EXIT_OK
+
+
+def _cmd_clients(args: argparse.Namespace) -> int:
+    from kconform.fixtures.clients.registry import availability
 
     for name, available, detail in availability():
         print(f"{name:<18} {'available' if available else 'unavailable':<12} {detail}")
@@ -338,13 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
         "no arguments is the main job.",
     )
     parser.add_argument("--version", action="version", version=f"kconform {__version__}")
+    from kconform.fixtures.clients.registry import clients_help, light_kinds
+    from kconform.fixtures.targets.registry import brokers_help, embedded_kinds, targets_help
+
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="the main job: suites against the embedded targets")
-    run.add_argument("--target", default="", help="default: reference,librdkafka_mock")
+    run.add_argument("--target", default="",
+                     help=f"{targets_help()} (default: reference,librdkafka_mock)")  # fmt: skip
     run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     run.add_argument("--sink", default=None, help=SINK_HELP)
-    run.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    run.add_argument("--brokers", type=int, default=None, help=brokers_help())
     run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
     run.add_argument("--level", choices=("must", "should", "all"), default="all")
     run.add_argument("--baseline", action="append", default=[], help="verdict baseline JSON")
@@ -358,16 +372,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-k", default=None, help="pytest -k expression")
     run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
-    run.add_argument("--client", default="", help="client drivers (default: every installed one)")
+    run.add_argument("--client", default="",
+                     help=f"{clients_help()} (default: every installed one)")  # fmt: skip
     run.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
-                     "four per core for a whole run on reference and librdkafka_mock with "
-                     "confluent-kafka and kafka-python; 1 with --cases, -k, -x, a real broker, "
-                     "java or command: clients)")  # fmt: skip
+                     f"four per core for a whole run on {' and '.join(embedded_kinds())} with "
+                     f"{' and '.join(light_kinds())}; 1 with --cases, -k, -x, other targets "
+                     "or other clients)")  # fmt: skip
     run.set_defaults(func=_cmd_run)
 
     certify = sub.add_parser("certify", help="client suites only, with a certificate-style summary")
     certify.add_argument("--client", required=True,
-                         help="confluent-kafka, kafka-python, java, command:<path>")  # fmt: skip
+                         help=clients_help())  # fmt: skip
     certify.add_argument("--cases", default="")
     certify.add_argument("--level", choices=("must", "should", "all"), default="all")
     certify.add_argument("--out", type=Path, default=None)
@@ -375,8 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
     certify.add_argument("-j", "--jobs", type=_jobs, default=None, help=JOBS_HELP + " (default: "
-                         "four per core for confluent-kafka and kafka-python, whose cases mostly "
-                         "wait; 1 for java and command: drivers, whose timing bent)")  # fmt: skip
+                         f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
+                         "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
     certify.set_defaults(func=_cmd_certify)
 
     listing = sub.add_parser("list", help="every case id with level, spec reference and title")
@@ -385,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     targets = sub.add_parser("targets", help="the targets available here, and why others are not")
     targets.set_defaults(func=_cmd_targets)
+    clients = sub.add_parser("clients", help="the client drivers available here, and why not")
+    clients.set_defaults(func=_cmd_clients)
 
     baseline = sub.add_parser("baseline", help="record a subject's verdicts as its baseline")
     baseline.add_argument("results", type=Path, help="a result folder or results.json")
@@ -402,9 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve", help="start a target and keep it running (bootstrap on stdout's first line)"
     )
-    serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock, "
-                       "apache:<v>, kraft[:v]")  # fmt: skip
-    serve.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    serve.add_argument("target", help=targets_help(existing=False))
+    serve.add_argument("--brokers", type=int, default=None, help=brokers_help())
     serve.add_argument(
         "--subscription", action="append", default=[],
         help="a CLIENT_METRICS subscription: 'metrics=org.apache.kafka.;interval.ms=1000'",
@@ -463,7 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()
+    except ImportError as exc:  # a module KCONFORM_KINDS names: its help lines are missing
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except UsageError as exc:

@@ -32,6 +32,7 @@ from kconform.engine.check import (
     Unsupported,
 )
 from kconform.engine.model import CaseInfo, Level, Verdict, matches_level, verdict_for
+from kconform.fixtures.clients.registry import clients_help
 from kconform.fixtures.runtime import LoopThread, LoopTimeout
 from kconform.fixtures.targets.base import (
     BrokerTarget,
@@ -41,7 +42,9 @@ from kconform.fixtures.targets.registry import (
     DEFAULT_BROKERS,
     TargetSpec,
     UnknownTarget,
+    brokers_help,
     parse_targets,
+    targets_help,
 )
 from kconform.reports.model import CaseResult
 from kconform.run_state import RunState, evidence, format_failure
@@ -74,8 +77,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--target",
         default="",
-        help="broker target(s), comma separated: reference, reference:<mutant>, librdkafka_mock, "
-        "external, kraft[:<version>] (default: reference, or external with --bootstrap-server)",
+        help=f"broker target(s), comma separated: {targets_help()} "
+        "(default: reference, or external with --bootstrap-server)",
     )
     group.addoption(
         "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
@@ -87,7 +90,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption(
         "--brokers", type=int, default=None,
-        help="nodes per target (default: 3 for the embedded targets, 1 for apache and kraft)",
+        help=brokers_help(),
     )  # fmt: skip
     group.addoption(
         "--without", default="",
@@ -96,7 +99,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption(
         "--client", default="",
-        help="client driver(s) for client cases, comma separated (default: every installed driver)",
+        help=f"client driver(s) for client cases, comma separated: {clients_help()} "
+        "(default: every installed driver)",
     )  # fmt: skip
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(

@@ -22,22 +22,22 @@ DEFAULT_OUT = Path("reports") / "out"
 SHOWN_ROWS = 20
 
 
-BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
-
-
 def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `volumes` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
     p: argparse.ArgumentParser = sub.add_parser(
         "volumes",
         help="produce a known keyed volume and compare the target's partition "
         "metrics with it (KIP-977 meters, end offsets, client telemetry; Spark)",
     )
-    p.add_argument("--target", default="reference", help="one target (default: reference)")
+    p.add_argument("--target", default="reference",
+                   help=f"one target: {targets_help()} (default: reference)")  # fmt: skip
     p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     p.add_argument(
         "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
     )
-    p.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    p.add_argument("--brokers", type=int, default=None, help=brokers_help())
     p.add_argument("--topics", type=int, default=2)
     p.add_argument("--partitions", type=int, default=3, help="per topic")
     p.add_argument("--records", type=int, default=300, help="per topic")

@@ -21,16 +21,18 @@ CADENCE_HELP = "none, once (default) or a period such as 2m"
 
 def add_soak_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `soak` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
     p: argparse.ArgumentParser = sub.add_parser(
         "soak",
         help="thousands of simulated telemetry clients against a broker for minutes to "
         "hours, with churn and restarts; SLO verdicts, plots and a night-over-night diff",
     )
     arg = p.add_argument
-    arg("--target", default="reference", help="one target (default: reference)")
+    arg("--target", default="reference", help=f"one target: {targets_help()} (default: reference)")
     arg("--bootstrap-server", default=None, help="host:port of an existing cluster (external)")
     arg("--sink", default=None, help="http://host:port[,...]: the sink plugin on each broker")
-    arg("--brokers", type=int, default=None, help="nodes (default: 3 embedded, 1 apache/kraft)")
+    arg("--brokers", type=int, default=None, help=brokers_help())
     arg("--duration", default="60s", help="8h, 20m, 60s (default 60s)")
     arg("--clients", type=int, default=200, help="simulated clients at the start (default 200)")
     arg("--out", type=Path, default=None, help="output folder (default reports/out/soak-<time>)")
