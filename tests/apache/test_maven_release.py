@@ -199,3 +199,14 @@ def test_a_real_release_from_maven_central_formats_storage(
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", done.stdout.strip().splitlines()[-1])
     assert "SLF4J: No SLF4J providers" not in done.stderr  # a logging backend is bound
     assert "SLF4J: Failed to load class" not in done.stderr
+
+
+def test_the_reason_is_mavens_cause_not_its_advice() -> None:
+    """Maven colours its [ERROR] lines even with -B and ends with advice; the cause is wanted."""
+    out = (
+        "\x1b[1;31m[ERROR]\x1b[m Failed to execute goal on project k: Could not find artifact "
+        "org.apache.kafka:kafka_2.13:jar:9.9.9\n[ERROR] \n"
+        "[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.\n"
+    )
+    done = subprocess.CompletedProcess(["mvn"], 1, stdout=out, stderr="")
+    assert maven_release._mvn_error(done).startswith("Failed to execute goal on project k")
