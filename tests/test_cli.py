@@ -326,6 +326,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
     monkeypatch.setenv("KCONFORM_KAFKA_DISTS", str(tmp_path / "none"))
     monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("KCONFORM_KAFKA_DOWNLOAD", raising=False)
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")
     out = tmp_path / "run"
     args = ["run", "--target", "reference,apache:9.9.9", "--brokers", "1",
             "--cases", "kip511.apiversions.valid_software_accepted", "--out", str(out)]  # fmt: skip
