@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from kconform import __version__, codec_cli
-from kconform.usage import EXIT_FAILURES as EXIT_FAILURES  # re-exported: the exit codes
-from kconform.usage import EXIT_OK, EXIT_USAGE, UsageError
+from kconform.exit_codes import EXIT_FAILURES as EXIT_FAILURES  # re-exported: the exit codes
+from kconform.exit_codes import EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription
@@ -68,7 +68,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     jobs = args.jobs
     if jobs is None:
         from kconform.runner import client_names
-        from kconform.shards import default_run_jobs
+        from kconform.plugin.workers import default_run_jobs
 
         whole = not (args.cases or args.k or args.x)
         jobs = default_run_jobs(targets, client_names(args.client), whole=whole)
@@ -94,7 +94,7 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
 def _cmd_certify(args: argparse.Namespace) -> int:
     from kconform.reports.model import RunResults
     from kconform.runner import RunOptions, certificate, run
-    from kconform.shards import default_jobs
+    from kconform.plugin.workers import default_jobs
 
     _check_clients(args.client)
     options = RunOptions(

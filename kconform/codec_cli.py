@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from kconform.usage import EXIT_FAILURES, EXIT_OK, UsageError
+from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, UsageError
 
 __all__ = ["cmd_decode", "cmd_messages"]
 

@@ -80,7 +80,7 @@ def command(args: argparse.Namespace, spark: Any = None) -> int:
 def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
     from kconform.engine.volumes.run import VolumeRun, compare
     from kconform.fixtures.targets.base import TargetError
-    from kconform.usage import UsageError
+    from kconform.exit_codes import UsageError
 
     workload = _workload(args)
     try:
@@ -132,7 +132,7 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
 
 def _workload(args: argparse.Namespace) -> Any:
     from kconform.engine.volumes.workload import Workload
-    from kconform.usage import UsageError
+    from kconform.exit_codes import UsageError
 
     low, sep, high = str(args.value_bytes).partition(":")
     try:
@@ -163,7 +163,7 @@ def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> 
     from kconform.fixtures.targets.base import Capability
     from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
     from kconform.fixtures.wirelog import WireLog
-    from kconform.usage import UsageError
+    from kconform.exit_codes import UsageError
 
     try:
         specs = parse_targets(
@@ -261,7 +261,7 @@ def render_table(summary: dict[str, Any], limit: int = SHOWN_ROWS) -> str:
 def main(argv: list[str] | None = None, *, spark: Any = None) -> int:
     """`python -m kconform.volumes_cli [flags]`: the subcommand without the rest of the CLI."""
     from kconform.cli import _Parser
-    from kconform.usage import UsageError
+    from kconform.exit_codes import UsageError
 
     parser = _Parser(prog="kconform")
     add_volumes_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))

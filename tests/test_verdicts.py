@@ -1,4 +1,4 @@
-"""How a case's outcome becomes its verdict (`kconform.plugin._call_verdict`)."""
+"""How a case's outcome becomes its verdict (`kconform.plugin.verdicts._call_verdict`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from kconform import plugin
+from kconform.plugin import verdicts
+from kconform.plugin.state import CHECK
 from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, present
 from kconform.engine.model import CaseInfo, Level, Verdict
 
@@ -24,9 +25,9 @@ def _verdict(check: Check, fail_precondition: bool) -> Verdict:
             check.precondition("something the case needs", "present", "absent", ok=False)
 
     item = SimpleNamespace(stash=pytest.Stash())
-    item.stash[plugin._CHECK] = check
+    item.stash[CHECK] = check
     call = pytest.CallInfo.from_call(case, when="call", reraise=None)
-    return plugin._call_verdict(item, MUST_CASE, call)[0]  # type: ignore[arg-type]
+    return verdicts._call_verdict(item, MUST_CASE, call)[0]  # type: ignore[arg-type]
 
 
 def test_an_unmet_precondition_alone_is_not_applicable() -> None:
@@ -54,9 +55,9 @@ def test_a_value_the_harness_guarantees_but_lacks_is_an_error_never_a_fail() -> 
         present(None, "the answer time a precondition required")
 
     item = SimpleNamespace(stash=pytest.Stash())
-    item.stash[plugin._CHECK] = check
+    item.stash[CHECK] = check
     call = pytest.CallInfo.from_call(case, when="call", reraise=None)
-    verdict, message = plugin._call_verdict(item, MUST_CASE, call)  # type: ignore[arg-type]
+    verdict, message = verdicts._call_verdict(item, MUST_CASE, call)  # type: ignore[arg-type]
     assert verdict is Verdict.ERROR
     assert "the answer time a precondition required" in message
     with pytest.raises(HarnessDefect):

@@ -168,7 +168,7 @@ def options_from(args: argparse.Namespace) -> Any:
 
 
 def command(args: argparse.Namespace) -> int:
-    from kconform.usage import UsageError
+    from kconform.exit_codes import UsageError
 
     if args.report is not None:
         from kconform.soak.outputs import rerender
