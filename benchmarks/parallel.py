@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from kconform.plugin.workers import default_jobs, default_run_jobs
 from kconform.reports.model import RunResults
 from kconform.runner import client_names
-from kconform.plugin.workers import default_jobs, default_run_jobs
 
 GOAL = 4.0
 BROKER_CASES = (

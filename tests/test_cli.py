@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 
 from kconform.cli import main
-from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
+from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 from kconform.reports.model import SCHEMA_PATH, RunResults
 from kconform.runner import output_dir
 

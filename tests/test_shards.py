@@ -16,8 +16,6 @@ import pytest
 
 from kconform.cli import main
 from kconform.exit_codes import EXIT_USAGE
-from kconform.reports.model import RunResults, merge_runs
-from kconform.runner import worst_exit
 from kconform.plugin.scheduling import (
     Group,
     Shard,
@@ -34,6 +32,8 @@ from kconform.plugin.workers import (
     default_run_jobs,
     shard_results_path,
 )
+from kconform.reports.model import RunResults, merge_runs
+from kconform.runner import worst_exit
 
 
 def test_a_shard_is_i_of_n() -> None:

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from kconform.plugin import verdicts
-from kconform.plugin.state import CHECK
 from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, present
 from kconform.engine.model import CaseInfo, Level, Verdict
+from kconform.plugin import verdicts
+from kconform.plugin.state import CHECK
 
 MUST_CASE = CaseInfo(
     "kip714.example.must", "an example MUST case", "none", Level.MUST, "KIP-714", frozenset(),
