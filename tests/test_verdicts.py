@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, present
+from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, Unsupported, present
 from kconform.engine.model import CaseInfo, Level, Verdict
 from kconform.plugin import verdicts
 from kconform.plugin.state import CHECK
@@ -62,6 +63,43 @@ def test_a_value_the_harness_guarantees_but_lacks_is_an_error_never_a_fail() -> 
     assert "the answer time a precondition required" in message
     with pytest.raises(HarnessDefect):
         present(None, "x")
+
+
+def test_a_case_ended_in_setup_is_judged_by_its_typed_outcome_not_its_message() -> None:
+    """`unsupported` and `not-applicable` travel as types on the item (they were a prefix the
+    verdict hook searched skip messages for); a skip that only reads like one is `skipped`."""
+    lookalike = SimpleNamespace(stash=pytest.Stash())
+    assert verdicts._setup_verdict(lookalike) is Verdict.SKIPPED  # type: ignore[arg-type]
+
+    unsupported = SimpleNamespace(stash=pytest.Stash())
+    with pytest.raises(pytest.skip.Exception, match=r"^unsupported: reference lacks sink$"):
+        verdicts.skip_unjudged(unsupported, Unsupported("reference lacks sink"))  # type: ignore[arg-type]
+    assert verdicts._setup_verdict(unsupported) is Verdict.UNSUPPORTED  # type: ignore[arg-type]
+
+    unmet = SimpleNamespace(stash=pytest.Stash())
+    with pytest.raises(pytest.skip.Exception, match=r"^not-applicable: one broker$"):
+        verdicts.skip_unjudged(unmet, PreconditionUnmet("one broker"))  # type: ignore[arg-type]
+    assert verdicts._setup_verdict(unmet) is Verdict.NOT_APPLICABLE  # type: ignore[arg-type]
+
+
+def test_an_interrupted_session_writes_its_results_as_interrupted(
+    pytester: pytest.Pytester,
+) -> None:
+    """The interrupt is kept on the session's RunState (it went through a private attribute of
+    pytest's config, beside a `pytest_keyboard_interrupt` hook with no body)."""
+    pytester.makepyfile(
+        "import pytest\ndef test_stops():\n    pytest.exit('stopped')\n"
+        "def test_never_runs():\n    pass\n"
+    )
+    results = pytester.path / "results.json"
+    result = pytester.runpytest("-p", "kconform.plugin", "--kconform-results", str(results))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert json.loads(results.read_text(encoding="utf-8"))["interrupted"] is True
+
+    pytester.makepyfile("def test_runs():\n    pass\n")
+    result = pytester.runpytest("-p", "kconform.plugin", "--kconform-results", str(results))
+    assert result.ret == pytest.ExitCode.OK
+    assert json.loads(results.read_text(encoding="utf-8"))["interrupted"] is False
 
 
 def test_the_suites_hold_no_bare_assert() -> None:
