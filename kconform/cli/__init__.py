@@ -15,6 +15,7 @@ from kconform import __version__
 from kconform.cli import (
     baseline,
     certify,
+    clients,
     decode,
     fuzz,
     listing,
@@ -37,6 +38,7 @@ COMMANDS: tuple[Command, ...] = (
     certify.COMMAND,
     listing.COMMAND,
     targets.COMMAND,
+    clients.COMMAND,
     baseline.COMMAND,
     report.COMMAND,
     serve.COMMAND,
@@ -66,7 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        parser = build_parser()
+    except ImportError as exc:  # a module KCONFORM_KINDS names: its help lines are missing
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except UsageError as exc:

@@ -12,8 +12,10 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(certify: argparse.ArgumentParser) -> None:
+    from kconform.fixtures.clients.registry import clients_help, light_kinds
+
     certify.add_argument("--client", required=True,
-                         help="confluent-kafka, kafka-python, java, command:<path>")  # fmt: skip
+                         help=clients_help())  # fmt: skip
     certify.add_argument("--cases", default="")
     certify.add_argument("--level", choices=("must", "should", "all"), default="all")
     certify.add_argument("--out", type=Path, default=None)
@@ -21,8 +23,8 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
     certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
-                         "four per core for confluent-kafka and kafka-python, whose cases mostly "
-                         "wait; 1 for java and command: drivers, whose timing bent)")  # fmt: skip
+                         f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
+                         "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,6 @@ from pathlib import Path
 from kconform.exit_codes import UsageError
 
 __all__ = [
-    "BROKERS_HELP",
     "JOBS_HELP",
     "SINK_HELP",
     "check_clients",
@@ -22,7 +21,6 @@ SINK_HELP = (
     "http://host:port[,...]: the kconform sink plugin on each of the external cluster's brokers "
     "(see `kconform plugin build`); the telemetry_sink cases are judged there too"
 )
-BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
 JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
     "client run stay together, and a free worker takes the next case"

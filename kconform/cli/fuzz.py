@@ -41,10 +41,12 @@ stops it long before, this only catches a harness that hangs."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `kconform fuzz` options."""
+    from kconform.fixtures.targets.registry import targets_help
+
     parser.add_argument(
         "--target",
         default="reference",
-        help="reference, reference:<mutant>, librdkafka_mock, external, kraft[:v], apache:<v>",
+        help=targets_help(),
     )
     parser.add_argument(
         "--budget",

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from kconform.cli.base import Command
 from kconform.cli.checks import (
-    BROKERS_HELP,
     JOBS_HELP,
     SINK_HELP,
     check_clients,
@@ -21,10 +20,14 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--target", default="", help="default: reference,librdkafka_mock")
+    from kconform.fixtures.clients.registry import clients_help, light_kinds
+    from kconform.fixtures.targets.registry import brokers_help, embedded_kinds, targets_help
+
+    run.add_argument("--target", default="",
+                     help=f"{targets_help()} (default: reference,librdkafka_mock)")  # fmt: skip
     run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     run.add_argument("--sink", default=None, help=SINK_HELP)
-    run.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    run.add_argument("--brokers", type=int, default=None, help=brokers_help())
     run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
     run.add_argument("--level", choices=("must", "should", "all"), default="all")
     run.add_argument("--baseline", action="append", default=[], help="verdict baseline JSON")
@@ -38,17 +41,21 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("-k", default=None, help="pytest -k expression")
     run.add_argument("-x", action="store_true", help="stop at the first unexpected verdict")
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
-    run.add_argument("--client", default="", help="client drivers (default: every installed one)")
+    run.add_argument("--client", default="",
+                     help=f"{clients_help()} (default: every installed one)")  # fmt: skip
     run.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
-                     "four per core for a whole run on reference and librdkafka_mock with "
-                     "confluent-kafka and kafka-python; 1 with --cases, -k, -x, a real broker, "
-                     "java or command: clients)")  # fmt: skip
+                     f"four per core for a whole run on {' and '.join(embedded_kinds())} with "
+                     f"{' and '.join(light_kinds())}; 1 with --cases, -k, -x, other targets "
+                     "or other clients)")  # fmt: skip
 
 
 def _check_jobs(count: int, targets: str, bootstrap_server: str | None) -> None:
     """Workers each start their own targets; an existing cluster would be shared between them
     (one worker's CLIENT_METRICS subscriptions reach another's clients), so -j refuses it."""
-    if count > 1 and (bootstrap_server or "external" in targets.split(",")):
+    from kconform.fixtures.targets.registry import target_kind
+
+    existing = any(target_kind(t.strip()).needs_bootstrap for t in targets.split(",") if t.strip())
+    if count > 1 and (bootstrap_server or existing):
         raise UsageError(
             "-j runs each worker against its own targets; an existing cluster "
             "(--bootstrap-server) would be shared by the workers, so use -j 1 with it"

@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from kconform.cli.base import Command
-from kconform.cli.checks import BROKERS_HELP
 from kconform.exit_codes import EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
@@ -18,9 +17,10 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument("target", help="reference, reference:<mutant>, librdkafka_mock, "
-                       "apache:<v>, kraft[:v]")  # fmt: skip
-    serve.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
+    serve.add_argument("target", help=targets_help(existing=False))
+    serve.add_argument("--brokers", type=int, default=None, help=brokers_help())
     serve.add_argument(
         "--subscription", action="append", default=[],
         help="a CLIENT_METRICS subscription: 'metrics=org.apache.kafka.;interval.ms=1000'",

@@ -31,11 +31,13 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
     arg = p.add_argument
-    arg("--target", default="reference", help="one target (default: reference)")
+    arg("--target", default="reference", help=f"one target: {targets_help()} (default: reference)")
     arg("--bootstrap-server", default=None, help="host:port of an existing cluster (external)")
     arg("--sink", default=None, help="http://host:port[,...]: the sink plugin on each broker")
-    arg("--brokers", type=int, default=None, help="nodes (default: 3 embedded, 1 apache/kraft)")
+    arg("--brokers", type=int, default=None, help=brokers_help())
     arg("--duration", default="60s", help="8h, 20m, 60s (default 60s)")
     arg("--clients", type=int, default=200, help="simulated clients at the start (default 200)")
     arg("--out", type=Path, default=None, help="output folder (default reports/out/soak-<time>)")

@@ -15,7 +15,7 @@ def add_arguments(targets: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kconform.fixtures.targets.availability import availability
+    from kconform.fixtures.targets.registry import availability
 
     for name, available, detail in availability():
         print(f"{name:<18} {'available' if available else 'unavailable':<12} {detail}")

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from kconform.cli.base import Command, Parser
-from kconform.cli.checks import BROKERS_HELP
 from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["COMMAND", "main", "render_table"]
@@ -33,12 +32,15 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", default="reference", help="one target (default: reference)")
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
+    p.add_argument("--target", default="reference",
+                   help=f"one target: {targets_help()} (default: reference)")  # fmt: skip
     p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     p.add_argument(
         "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
     )
-    p.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    p.add_argument("--brokers", type=int, default=None, help=brokers_help())
     p.add_argument("--topics", type=int, default=2)
     p.add_argument("--partitions", type=int, default=3, help="per topic")
     p.add_argument("--records", type=int, default=300, help="per topic")

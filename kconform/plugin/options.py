@@ -11,7 +11,14 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+from kconform.fixtures.clients.registry import clients_help
+from kconform.fixtures.targets.registry import (
+    TargetSpec,
+    UnknownTarget,
+    brokers_help,
+    parse_targets,
+    targets_help,
+)
 
 __all__ = ["HYPOTHESIS_PROFILE_ENV", "target_specs"]
 
@@ -38,8 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--target",
         default="",
-        help="broker target(s), comma separated: reference, reference:<mutant>, librdkafka_mock, "
-        "external, kraft[:<version>] (default: reference, or external with --bootstrap-server)",
+        help=f"broker target(s), comma separated: {targets_help()} "
+        "(default: reference, or external with --bootstrap-server)",
     )
     group.addoption(
         "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
@@ -51,7 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption(
         "--brokers", type=int, default=None,
-        help="nodes per target (default: 3 for the embedded targets, 1 for apache and kraft)",
+        help=brokers_help(),
     )  # fmt: skip
     group.addoption(
         "--without", default="",
@@ -60,7 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption(
         "--client", default="",
-        help="client driver(s) for client cases, comma separated (default: every installed driver)",
+        help=f"client driver(s) for client cases, comma separated: {clients_help()} "
+        "(default: every installed driver)",
     )  # fmt: skip
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(

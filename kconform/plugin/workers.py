@@ -22,10 +22,6 @@ from kconform.fixtures.targets.nanny import signal_on_parent_death
 
 WORKER_MODULE = "kconform.plugin.workers"
 
-LIGHT_CLIENTS = ("confluent-kafka", "kafka-python")
-"""Drivers measured to leave the CPU idle while their cases wait (certify --client
-confluent-kafka used 17 s of CPU in 103 s): four workers per core do not bend their timing."""
-
 
 def default_jobs(clients: str = "") -> int:
     """Four workers per usable core when every client is a light one (a waiting case uses
@@ -33,9 +29,12 @@ def default_jobs(clients: str = "") -> int:
     not light: on two cores, java:4.1.0 with 8 workers pushed at 1.31 x PushIntervalMs instead
     of 1.04 and changed three verdicts in two rounds, and with 2 workers still changed one
     (benchmarks/parallel.py). A `command:` driver is unknown, so it is not trusted to be light
-    either; `-j N` still asks for workers."""
+    either; `-j N` still asks for workers. Which kinds are light, each kind says
+    (`ClientKind.light`)."""
+    from kconform.fixtures.clients.registry import light_kinds
+
     kinds = {name.strip().partition(":")[0] for name in clients.split(",") if name.strip()}
-    if not kinds <= set(LIGHT_CLIENTS):
+    if not kinds <= set(light_kinds()):
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
@@ -44,18 +43,17 @@ def default_jobs(clients: str = "") -> int:
     return max(1, 4 * cores)
 
 
-EMBEDDED_TARGETS = ("reference", "librdkafka_mock")
-"""Targets a worker starts in about a second as child processes of its own, idle while a case
-waits. A real broker per worker (`apache`: a JVM; `kraft`: a container) is not that cheap."""
-
-
 def default_run_jobs(targets: str, clients: str, *, whole: bool) -> int:
     """`kconform run`'s workers when `-j` is not given: `default_jobs` for a whole run (no case
     filter) on embedded targets only, else one. The main job on two cores took 154 s in one
     process and 34-41 s (60 s once) in eight, same 334 verdicts. A filtered run is small: eight
-    workers each importing and collecting the suites turned a 1.4 s run into 6.6 s."""
+    workers each importing and collecting the suites turned a 1.4 s run into 6.6 s. Embedded
+    kinds (`TargetKind.embedded`) start in a second per worker; a real broker per worker (a JVM,
+    a container) is not that cheap."""
+    from kconform.fixtures.targets.registry import embedded_kinds
+
     kinds = {name.strip().partition(":")[0] for name in targets.split(",") if name.strip()}
-    if not whole or not kinds or not kinds <= set(EMBEDDED_TARGETS):
+    if not whole or not kinds or not kinds <= set(embedded_kinds()):
         return 1
     return default_jobs(clients)
 
