@@ -21,7 +21,7 @@ from kconform.fixtures.targets.registry import (
     parse_targets,
     target_kinds,
 )
-from kconform.shards import default_jobs, default_run_jobs
+from kconform.plugin.workers import default_jobs, default_run_jobs
 
 SUPPORT = Path(__file__).parent / "support"
 REPO = Path(__file__).parent.parent

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from kconform.cli.fuzz import add_arguments, fuzz_table, run_fuzz
 from kconform.codecs.compression import CompressionError, decompress
 from kconform.codecs.framing import decode_request
 from kconform.codecs.messages import (
@@ -24,7 +25,6 @@ from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, ora
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.fuzz.model import TimedModel, signature
 from kconform.fixtures.reference import RequestContext
-from kconform.fuzzing import add_arguments, fuzz_table, run_fuzz
 from kconform.reports.model import CaseResult, Expectation, RunResults
 
 FEW = settings(
