@@ -1,4 +1,4 @@
-"""The exit codes of every kconform command, and the one error for bad flags or input.
+"""The exit codes of every kconform command (bad flags or input: kconform.errors.UsageError).
 
 0: every verdict as it should be (or matching its baseline). 1: conformance failures (a SLO
 failed, a volume mismatch). 2: harness errors, bad usage, an interrupted run, or a run that
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["EXIT_ERRORS", "EXIT_FAILURES", "EXIT_OK", "EXIT_USAGE", "ExitCode", "UsageError"]
+__all__ = ["EXIT_ERRORS", "EXIT_FAILURES", "EXIT_OK", "EXIT_USAGE", "ExitCode"]
 
 
 class ExitCode(IntEnum):
@@ -23,7 +23,3 @@ EXIT_OK = ExitCode.OK
 EXIT_FAILURES = ExitCode.FAILURES
 EXIT_ERRORS = ExitCode.ERRORS
 EXIT_USAGE = ExitCode.USAGE
-
-
-class UsageError(Exception):
-    """Bad flags or input: reported as one line, exit 2."""

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from kconform.engine.check import Check, HarnessDefect, PreconditionUnmet, Unsupported, present
+from kconform.engine.check import Check, present
 from kconform.engine.model import CaseInfo, Level, Verdict
+from kconform.errors import HarnessDefect, PreconditionUnmet, Unsupported
 from kconform.plugin import verdicts
 from kconform.plugin.state import CHECK
 

@@ -29,7 +29,8 @@ from kconform.cli import (
     volumes,
 )
 from kconform.cli.base import Command, Parser
-from kconform.exit_codes import EXIT_USAGE, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_USAGE
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

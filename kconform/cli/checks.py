@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kconform.exit_codes import UsageError
+from kconform.errors import UsageError
 
 __all__ = [
     "JOBS_HELP",

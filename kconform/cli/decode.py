@@ -7,7 +7,8 @@ import json
 import sys
 
 from kconform.cli.base import Command
-from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_FAILURES, EXIT_OK
 
 __all__ = ["COMMAND"]
 

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from kconform.cli.base import Command
-from kconform.exit_codes import EXIT_OK, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK
 
 __all__ = ["COMMAND"]
 

@@ -14,7 +14,7 @@ from kconform.cli.checks import (
     jobs,
     readable,
 )
-from kconform.exit_codes import UsageError
+from kconform.errors import UsageError
 
 __all__ = ["COMMAND"]
 

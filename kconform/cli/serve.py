@@ -8,7 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from kconform.cli.base import Command
-from kconform.exit_codes import EXIT_OK, EXIT_USAGE, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription

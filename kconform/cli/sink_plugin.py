@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from kconform.cli.base import Command, Parser
-from kconform.exit_codes import EXIT_OK, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK
 
 __all__ = ["COMMAND"]
 

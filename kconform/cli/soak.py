@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kconform.cli.base import Command
-from kconform.exit_codes import EXIT_OK, EXIT_USAGE, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 
 __all__ = ["COMMAND", "add_arguments", "options_from", "soak"]
 

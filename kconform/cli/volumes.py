@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kconform.cli.base import Command, Parser
-from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, UsageError
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 
 __all__ = ["COMMAND", "main", "render_table"]
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from kconform.engine.check import Check, Inconclusive, Unsupported
+from kconform.engine.check import Check
+from kconform.errors import Inconclusive, Unsupported
 from kconform.fixtures.runtime import LoopThread, LoopTimeout
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.targets.registry import DEFAULT_BROKERS

@@ -9,21 +9,14 @@ fail/error verdicts, or with `--baseline` on any verdict that differs.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, NoReturn, TypeAlias
 
 import pytest
 
-from kconform.engine.check import (
-    CaseAbort,
-    HarnessDefect,
-    Inconclusive,
-    PreconditionUnmet,
-    Unsupported,
-)
 from kconform.engine.model import CaseInfo, Level, Verdict, verdict_for
-from kconform.fixtures.targets.base import BrokerTarget, TargetError
+from kconform.errors import HarnessError, PreconditionUnmet, SubjectViolation, Unsupported
+from kconform.fixtures.targets.base import BrokerTarget
 from kconform.plugin.items import case_info
 from kconform.plugin.state import CHECK, STATE, RunState, evidence, format_failure
 from kconform.reports.model import CaseResult
@@ -37,10 +30,9 @@ judges."""
 NOT_RUN = pytest.StashKey[Unjudged]()
 """On a case's item: the outcome of a case that ended in setup without running."""
 
-HARNESS_ERRORS: tuple[type[BaseException], ...] = (
-    Inconclusive, TargetError, ConnectionError, TimeoutError, asyncio.TimeoutError,
-    HarnessDefect,
-)  # fmt: skip
+HARNESS_ERRORS: tuple[type[BaseException], ...] = (HarnessError, ConnectionError, TimeoutError)
+"""What the harness could not decide (kconform.errors.HarnessError), and the transport's own
+errors where no case caught them: `error`, named by type."""
 
 
 @pytest.hookimpl(wrapper=True)
@@ -96,7 +88,7 @@ def _call_verdict(
         if check is not None and check.violated:  # a deviation seen before it still counts
             return verdict_for(info.level, violated=True), ""
         return Verdict.NOT_APPLICABLE, ""  # the note the check recorded says what was not met
-    if isinstance(error, CaseAbort | AssertionError):
+    if isinstance(error, SubjectViolation | AssertionError):
         return verdict_for(info.level, violated=True), str(error)
     if isinstance(error, pytest.skip.Exception):
         return Verdict.SKIPPED, str(error)

@@ -32,10 +32,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import FlakyFailure
 
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.fuzz.budget import Limits
 from kconform.engine.fuzz.corpus import corpus_root, database, is_selftest, save_trace
-from kconform.errors import HarnessDefect
+from kconform.errors import HarnessDefect, Inconclusive
 from kconform.fixtures.targets.base import BrokerAddress, BrokerTarget, TargetError
 from kconform.fixtures.wirelog import WireEntry, WireLog
 
