@@ -32,6 +32,7 @@ from kconform.engine.check import (
     Unsupported,
 )
 from kconform.engine.model import CaseInfo, Level, Verdict, matches_level, verdict_for
+from kconform.engine.results import CaseResult
 from kconform.fixtures.runtime import LoopThread, LoopTimeout
 from kconform.fixtures.targets.base import (
     BrokerTarget,
@@ -43,7 +44,6 @@ from kconform.fixtures.targets.registry import (
     UnknownTarget,
     parse_targets,
 )
-from kconform.reports.model import CaseResult
 from kconform.run_state import RunState, evidence, format_failure
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"

@@ -301,7 +301,7 @@ def test_a_run_that_judged_nothing_never_exits_0(
 
 
 def test_exit_code_judges_nothing_as_not_ok() -> None:
-    from kconform.reports.model import CaseResult
+    from kconform.engine.results import CaseResult
     from kconform.runner import EXIT_ERRORS, exit_code
 
     def result(verdict: str, case: str) -> CaseResult:
@@ -342,7 +342,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
 
 
 def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
-    from kconform.reports.model import CaseResult
+    from kconform.engine.results import CaseResult
     from kconform.runner import EXIT_ERRORS, exit_code
 
     def result(verdict: str, subject: str) -> CaseResult:
