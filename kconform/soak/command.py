@@ -171,7 +171,7 @@ def command(args: argparse.Namespace) -> int:
     from kconform.usage import UsageError
 
     if args.report is not None:
-        from kconform.soak.outputs import rerender
+        from kconform.pipelines.soak_outputs import rerender
 
         try:
             print(f"soak page: {rerender(args.report, args.compare)}")
@@ -228,8 +228,8 @@ def soak(
     baselines: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None,
 ) -> int:
     """Run, judge, report; print the verdicts; the exit code."""
+    from kconform.pipelines.soak_outputs import write_outputs
     from kconform.runner import exit_code, render_summary
-    from kconform.soak.outputs import write_outputs
     from kconform.soak.run import Coordinator
 
     options.out.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,8 @@ import pytest
 from fake_sink import FakeSink
 
 from kconform.cli import main
-from kconform.soak import report, tables
+from kconform.reports import soak as report
+from kconform.soak import tables
 from kconform.soak.command import add_soak_parser, options_from
 from kconform.soak.delivery import push_stamp
 from kconform.soak.latency import LATENCY_BUCKETS_MS, histogram_percentile, latency_histogram
