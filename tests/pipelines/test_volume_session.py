@@ -11,7 +11,7 @@ import pytest
 from kconform.engine.check import Check, Inconclusive
 from kconform.engine.model import CaseInfo, Level
 from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
-from kconform.pipelines.spark import LazySpark
+from kconform.fixtures.spark import LazySpark
 
 INFO = CaseInfo(
     "kip977.example", "example", "none", Level.MUST, "KIP-977", frozenset(), "broker",

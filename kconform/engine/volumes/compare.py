@@ -1,9 +1,9 @@
 """Volumes: what a client produced (the ledger) against what each source counted, per partition.
 
-    spark-submit pipelines/volumes.py --ledger L.parquet --samples S.parquet --out DIR
     compare_volumes(spark, ledger_path, samples_path, out_dir, tolerance=Tolerance())
+    spark-submit pipelines/volumes.py --ledger L.parquet --samples S.parquet --out DIR
 
-The ledger (`volumes_model.LEDGER_SCHEMA`) comes from a producer's delivery reports; the samples
+The ledger (`model.LEDGER_SCHEMA`) comes from a producer's delivery reports; the samples
 (`SAMPLES_SCHEMA`) are cumulative counters read from the target before and after the traffic:
 end offsets through ListOffsets, KIP-977's per-partition MessagesInPerSec / BytesInPerSec /
 BytesOutPerSec, the log's LogEndOffset/Size (§F, where KIP-977 does not exist), and
@@ -48,18 +48,13 @@ Tolerance (`Tolerance`), and why:
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kconform.pipelines.spark import local_spark
-from kconform.pipelines.volumes_model import (
+from kconform.engine.volumes.model import (
     QUANTITY_RULES,
     RESULT_COLUMNS,
     RESULT_DIR,
@@ -361,30 +356,3 @@ def _report_order(result: DataFrame) -> DataFrame:
     return result.orderBy(
         order, F.col("ledger_share").desc_nulls_last(), "topic", "partition", "source", "metric"
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`spark-submit pipelines/volumes.py --ledger L --samples S --out DIR`: exit 1 on any
-    mismatch or missing reading, 0 when every source agrees with the ledger."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--ledger", required=True, help="ledger Parquet (file or folder)")
-    parser.add_argument("--samples", required=True, help="samples Parquet (file or folder)")
-    parser.add_argument("--out", required=True, help="folder for the result and the summary")
-    parser.add_argument("--master", default=None, help="default: spark-submit's, else local[2]")
-    parser.add_argument("--hot-factor", type=float, default=Tolerance.hot_factor)
-    args = parser.parse_args(argv)
-    # under spark-submit the master is spark-submit's; run as a plain script, local[2]
-    submitted = "SPARK_ENV_LOADED" in os.environ or "PYSPARK_GATEWAY_PORT" in os.environ
-    spark = local_spark(args.master or (None if submitted else "local[2]"))
-    tolerance = replace(Tolerance(), hot_factor=args.hot_factor)
-    summary = compare_volumes(spark, args.ledger, args.samples, args.out, tolerance)
-    totals = summary["totals"]
-    print(
-        f"volumes: {totals['rows']} rows, {totals['mismatch']} mismatches, "
-        f"{totals['missing']} missing -> {Path(args.out) / SUMMARY_FILE}"
-    )
-    return 1 if totals["mismatch"] or totals["missing"] else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
