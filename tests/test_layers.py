@@ -109,6 +109,16 @@ def _known(name: str, known: Mapping[str, Path]) -> str | None:
     return None
 
 
+def _dynamic(call: ast.Call) -> str | None:
+    """The module `importlib.import_module("a.b")` or `__import__("a.b")` names, if written out."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name not in ("import_module", "__import__") or not call.args:
+        return None
+    arg = call.args[0]
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+
+
 def imports(root: Path, dirs: Mapping[str, str]) -> list[Edge]:
     """Every import between owned modules, wherever in the file it is written."""
     known = modules(root, dirs)
@@ -132,10 +142,12 @@ def imports(root: Path, dirs: Mapping[str, str]) -> list[Edge]:
                 # `from pkg import name` imports the submodule pkg.name when there is one.
                 names = [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
                 names = [n if n in known else base for n in names] or [base]
+            elif isinstance(node, ast.Call) and (named := _dynamic(node)):
+                names = [named]  # importlib.import_module("kconform.x")
             for name in names:
                 target = _known(name, known)
                 if target is not None and target != module:
-                    edges.add(Edge(module, target, rel, node.lineno))
+                    edges.add(Edge(module, target, rel, getattr(node, "lineno", 0)))
     return sorted(edges, key=lambda e: (e.source, e.target, e.line))
 
 
@@ -338,6 +350,16 @@ def test_a_back_up_import_under_type_checking_is_reported(tmp_path: Path) -> Non
     assert [v.split(":")[0] for v in violations(root, TOY_DIRS, TOY_LAYERS)] == [
         "back-up import, low -> high"
     ]
+
+
+def test_a_back_up_import_by_name_is_reported(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "low/a.py": "import importlib\n\ndef late():\n"
+                    "    return importlib.import_module('toy.high.c')\n",
+        "high/c.py": "",
+    })  # fmt: skip
+    [found] = violations(root, TOY_DIRS, TOY_LAYERS)
+    assert found.startswith("back-up import, low -> high: toy.low.a -> toy.high.c")
 
 
 def test_a_relative_import_loop_is_reported(tmp_path: Path) -> None:
