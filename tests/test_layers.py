@@ -26,8 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # own layer and those below, never one above.
 # `P.__init__` names package P's own file and nothing under it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    # `kconform/__init__.py` holds only the docstring and `__version__`, which every layer may read.
-    ("package metadata", ("kconform.__init__",)),
+    # `kconform/__init__.py` holds only the docstring and `__version__`; errors.py the one error
+    # hierarchy every layer raises from, exit_codes.py the command's exit codes. None imports
+    # anything of the harness; every layer may read them.
+    (
+        "package metadata and errors",
+        ("kconform.__init__", "kconform.errors", "kconform.exit_codes"),
+    ),
     ("codec", ("kconform.codecs",)),
     # fixtures/types.py: the plain data (capabilities, addresses, subscriptions, sink records)
     # that the reference broker and the targets both speak; it imports nothing of the harness.
