@@ -92,8 +92,8 @@ def pandas_worker(directory: Path) -> Result:
 def spark_worker(directories: list[Path], memory: str) -> None:
     """One JVM for every size, one JSON line per size as soon as it is done: if the cap stops
     the worker at the largest size, the smaller ones are still reported."""
-    from kconform.pipelines.spark import local_spark
-    from kconform.pipelines.volumes import compare_volumes
+    from kconform.engine.volumes.compare import compare_volumes
+    from kconform.fixtures.spark import local_spark
 
     started = time.perf_counter()
     spark = local_spark("local[2]", driver_memory=memory)

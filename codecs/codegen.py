@@ -17,7 +17,7 @@ from typing import Any
 
 from kconform.codecs.codegen_arrays import emit_read_array_fast, emit_write_array_fast
 from kconform.codecs.codegen_source import FIXED, Source, fresh_default, is_fixed
-from kconform.codecs.schema import NULL, Field, Message, Struct
+from kconform.codecs.structs import NULL, Field, Struct, Versions
 
 Writer = Callable[[bytes | memoryview], None]
 """Where a generated encoder puts its pieces (`list.append`; the caller joins them)."""
@@ -59,7 +59,7 @@ def _field_groups(cls: type[Struct], version: int) -> list[Field | tuple[Field, 
 
 def compiled(cls: type[Struct], version: int) -> Compiled:
     """Encoder and decoder of message `cls` at `version` (nested structs compile on first use)."""
-    assert issubclass(cls, Message)
+    assert cls.owner is cls, f"{cls.struct_name} is a nested struct, not a message"
     return _compiled(cls, version, cls.is_flexible(version))
 
 
@@ -285,8 +285,6 @@ def _emit_null_check(src: Source, f: Field, nullable: bool, ind: int, what: str)
 
 
 def _versions(text: str) -> Any:
-    from kconform.codecs.schema import Versions
-
     return Versions.parse(text)
 
 

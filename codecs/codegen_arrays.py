@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 
 from kconform.codecs.codegen_source import FIXED, Source, fresh_default, is_fixed
-from kconform.codecs.schema import Field, Struct
+from kconform.codecs.structs import Field, Struct
 
 __all__ = ["emit_read_array_fast", "emit_write_array_fast", "flat_fields"]
 

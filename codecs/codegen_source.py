@@ -7,7 +7,7 @@ import struct
 from typing import Any
 
 from kconform.codecs.codegen_runtime import NS_BASE
-from kconform.codecs.schema import NULL, Field, Struct
+from kconform.codecs.structs import NULL, Field, Struct
 
 __all__ = ["FIXED", "Source", "fresh_default", "is_fixed"]
 

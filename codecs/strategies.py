@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 from hypothesis import strategies as st
 
-from kconform.codecs.schema import Field, Struct
+from kconform.codecs.structs import Field, Struct
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
 
 S = TypeVar("S", bound=Struct)

@@ -231,7 +231,7 @@ def _schema_of(rows: Sequence[dict[str, Any]]) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from kconform.pipelines.spark import local_spark
+    from kconform.fixtures.spark import local_spark
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--samples", nargs="+", default=[], help="soak output folders (shards)")

@@ -3,7 +3,7 @@
 Why it exists: the scale benchmark (`benchmarks/volumes.py`) measures where Spark's start-up
 and shuffle costs pay off against a plain in-memory implementation, and the tests hold both to
 identical results on the same input, so the benchmark compares like with like. The rules, the
-tolerance and their reasons are `kconform.pipelines.volumes`'s; only the engine differs.
+tolerance and their reasons are `kconform.engine.volumes.compare`'s; only the engine differs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kconform.pipelines.volumes_model import (
+from kconform.engine.volumes.model import (
     RESULT_COLUMNS,
     RESULT_DIR,
     STATUS_ORDER,

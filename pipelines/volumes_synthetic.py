@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
+from kconform.engine.volumes.model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 
 T0 = 1_800_000_000.0
 START, END, SPAN = 10.0, 90.0, 100.0

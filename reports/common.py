@@ -12,13 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconform.reports.model import (
-    VERDICTS,
-    CaseResult,
-    RunResults,
-    baseline_allows,
-    baseline_verdicts,
-)
+from kconform.engine.results import CaseResult
+from kconform.reports.model import VERDICTS, RunResults, baseline_allows, baseline_verdicts
 from kconform.rules import BAD_VERDICTS
 
 SKIP_VERDICTS = frozenset({"unsupported", "not-applicable", "skipped"})

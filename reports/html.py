@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from kconform.engine.results import CaseResult
 from kconform.reports.common import (
     LEVEL_MEANING,
     VERDICT_LEGEND,
@@ -30,7 +31,7 @@ from kconform.reports.common import (
 )
 from kconform.reports.html_case import case_file, render_case, subject_anchor
 from kconform.reports.html_style import FILTER_JS, chip, esc, level_badge, page
-from kconform.reports.model import VERDICTS, CaseResult, RunResults, baseline_allows
+from kconform.reports.model import VERDICTS, RunResults, baseline_allows
 from kconform.reports.rulebook import render_html
 
 CHANGES_OPEN_UP_TO = 40  # a longer list starts collapsed so the matrix stays near the top

@@ -11,6 +11,7 @@ import time
 from functools import cache
 from typing import Any
 
+from kconform.engine.results import CaseResult
 from kconform.reports.common import (
     LEVEL_MEANING,
     VERDICT_MEANING,
@@ -20,7 +21,7 @@ from kconform.reports.common import (
     slug,
 )
 from kconform.reports.html_style import chip, esc, level_badge, page
-from kconform.reports.model import CaseResult, baseline_allows
+from kconform.reports.model import baseline_allows
 from kconform.reports.rulebook import link_citations
 from kconform.rules import RULES
 

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kconform.engine.results import CaseResult
 from kconform.reports.common import (
     SKIP_VERDICTS,
     VERDICT_MEANING,
@@ -23,7 +24,7 @@ from kconform.reports.common import (
     printable,
     subjects,
 )
-from kconform.reports.model import CaseResult, RunResults
+from kconform.reports.model import RunResults
 
 WIRE_LINES_IN_FAILURE = 20
 

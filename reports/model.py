@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kconform.engine.results import CaseResult
 from kconform.rules import Level, Verdict
 
 SCHEMA_VERSION = 1
@@ -34,50 +35,6 @@ def baseline_verdicts(entry: str) -> tuple[str, ...]:
 def baseline_allows(entry: str, verdict: str) -> bool:
     """Whether a verdict is one the baseline entry expects."""
     return verdict in baseline_verdicts(entry)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """One thing a case checked: what the spec says, what the target did."""
-
-    what: str
-    expected: Any
-    observed: Any
-    ok: bool
-
-
-@dataclass
-class CaseResult:
-    case_id: str
-    title: str
-    spec_ref: str
-    level: str  # MUST, SHOULD, INFO
-    kip: str
-    subject: str  # target or client label, e.g. "reference", "librdkafka_mock"
-    subject_kind: str  # "broker" or "client"
-    implementation: str
-    version: str
-    verdict: str
-    message: str = ""
-    expectations: list[Expectation] = field(default_factory=list)
-    wire_log: list[dict[str, Any]] = field(default_factory=list)
-    started: float = 0.0  # unix time
-    duration: float = 0.0  # seconds
-    waited: float = 0.0  # of which slept on purpose because the protocol forces it
-    baseline: str | None = None  # the verdict the baseline expected, when one was given
-    baseline_why: str | None = None  # why the baseline expects it (a known deviation's source)
-    nodeid: str = ""
-    rules: list[str] = field(default_factory=list)  # rule-book ids the case judges
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.case_id, self.subject
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
-        data = dict(data)
-        data["expectations"] = [Expectation(**e) for e in data.get("expectations", [])]
-        return cls(**data)
 
 
 @dataclass

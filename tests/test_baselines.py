@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from kconform.engine.results import CaseResult
 from kconform.reports.common import fails_run, failure_reason
 from kconform.reports.html_style import chip
 from kconform.reports.model import (
     VERDICTS,
-    CaseResult,
     baseline_verdicts,
     layered_baselines,
     load_baseline,

@@ -302,7 +302,7 @@ def test_a_run_that_judged_nothing_never_exits_0(
 
 
 def test_exit_code_judges_nothing_as_not_ok() -> None:
-    from kconform.reports.model import CaseResult
+    from kconform.engine.results import CaseResult
     from kconform.runner import exit_code
 
     def result(verdict: str, case: str) -> CaseResult:
@@ -344,7 +344,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
 
 
 def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
-    from kconform.reports.model import CaseResult
+    from kconform.engine.results import CaseResult
     from kconform.runner import exit_code
 
     def result(verdict: str, subject: str) -> CaseResult:

@@ -175,7 +175,7 @@ def options_from(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.report is not None:
-        from kconform.soak.outputs import rerender
+        from kconform.pipelines.soak_outputs import rerender
 
         try:
             print(f"soak page: {rerender(args.report, args.compare)}")
@@ -232,8 +232,8 @@ def soak(
     baselines: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None,
 ) -> int:
     """Run, judge, report; print the verdicts; the exit code."""
+    from kconform.pipelines.soak_outputs import write_outputs
     from kconform.runner import exit_code, render_summary
-    from kconform.soak.outputs import write_outputs
     from kconform.soak.run import Coordinator
 
     options.out.mkdir(parents=True, exist_ok=True)

@@ -104,7 +104,7 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from kconform.pipelines.spark import local_spark
+    from kconform.fixtures.spark import local_spark
 
     own = spark is None
     try:

@@ -19,11 +19,11 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from kconform.engine.model import CaseInfo
+from kconform.engine.results import Expectation
 from kconform.errors import CaseAbort, HarnessDefect, Inconclusive, PreconditionUnmet
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.wirelog import WireEntry, WireLog
-from kconform.reports.model import Expectation
 
 _unique = itertools.count(1)
 

@@ -16,10 +16,11 @@ import pytest
 
 from kconform import __version__
 from kconform.engine.check import Check
+from kconform.engine.results import CaseResult
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError, TargetUnavailable
 from kconform.fixtures.targets.registry import TargetSpec, create_target
-from kconform.reports.model import CaseResult, RunResults, layered_baselines
+from kconform.reports.model import RunResults, layered_baselines
 
 __all__ = ["CHECK", "FLUSH_EVERY", "STATE", "RunState", "evidence", "format_failure"]
 

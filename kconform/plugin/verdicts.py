@@ -15,11 +15,11 @@ from typing import Any, NoReturn, TypeAlias
 import pytest
 
 from kconform.engine.model import CaseInfo, Level, Verdict, verdict_for
+from kconform.engine.results import CaseResult
 from kconform.errors import HarnessError, PreconditionUnmet, SubjectViolation, Unsupported
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.plugin.items import case_info
 from kconform.plugin.state import CHECK, STATE, RunState, evidence, format_failure
-from kconform.reports.model import CaseResult
 
 __all__ = ["HARNESS_ERRORS", "NOT_RUN", "Unjudged", "skip_unjudged"]
 

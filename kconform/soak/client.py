@@ -5,13 +5,13 @@ disconnect, or nothing more) and reports what happened (`on_connected`, `on_resp
 `on_disconnected`, ...). No sockets, no clocks, no sleeping here, so every reaction is
 unit-tested by feeding it responses (tests/soak/test_client.py).
 
-What the client does, with the KIP-714 sentence or SPEC row it follows:
+What the client does, with the KIP-714 sentence or docs section (§) it follows:
 
 - ApiVersions v3 with its ClientSoftwareName/Version (KIP-511), then GetTelemetrySubscriptions
   with a zero ClientInstanceId once in its life, its assigned id after that ("Client behavior").
 - After every successful Get, the next push after U(0.5, 1.5) x PushIntervalMs ("The first
   metrics push should be randomized between 0.5 * PushIntervalMs and 1.5 * PushIntervalMs";
-  the Java client re-jitters after every Get, SPEC E.1); after an accepted push, exactly
+  the Java client re-jitters after every Get, §E.1); after an accepted push, exactly
   PushIntervalMs. An empty RequestedMetrics: Get again after PushIntervalMs.
 - Push errors ('Error handling' table): UNKNOWN_SUBSCRIPTION_ID (117) and
   UNSUPPORTED_COMPRESSION_TYPE (76): Get immediately; THROTTLING_QUOTA_EXCEEDED (89): back off
@@ -288,7 +288,7 @@ class SimClient:
         elif code == ErrorCode.NONE and {71, 72} <= keys:
             self.phase = Phase.NEED_GET
         elif code == ErrorCode.NONE:
-            self._stop(now, "no_telemetry")  # the broker has no receiver (SPEC B.4)
+            self._stop(now, "no_telemetry")  # the broker has no receiver (§B.4)
         else:
             self._stop(now, f"apiversions_{code}")
 
@@ -334,7 +334,7 @@ class SimClient:
             value=size,
             detail="T" if terminating else "",
         )
-        if terminating:  # the response to the final push is only recorded (SPEC E.1)
+        if terminating:  # the response to the final push is only recorded (§E.1)
             self.phase = Phase.DONE
             self._event(now, "life", detail="closed")
             return

@@ -8,7 +8,7 @@ unchanged (decompressed from 3.8 on). Pure: acks and sink records in, counts out
 - **duplicate**: the same push at the sink twice;
 - **missing**: acknowledged, not at the sink, although a complete read of that broker's sink
   started after the acknowledgement, with no broker restart in between. Apache exports before
-  it answers (SPEC C.4 steps 7 and 9), so such a push is lost;
+  it answers (§C.4 steps 7 and 9), so such a push is lost;
 - **unread**: acknowledged, not at the sink, and the harness cannot tell: the sink evicted
   records before they were read, the broker restarted before a read, or no read has happened
   since. These make the no-loss SLO undecidable (error), never a pass or a fail;

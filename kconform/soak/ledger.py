@@ -9,7 +9,7 @@ interval. Three things are followed per client:
   accepted push, the end of the last broker restart or its last move to another broker,
   whichever is latest. Locked out means stuck, not slow (slow recovery is the recovery SLO's):
   the default, 6, is above the longest gap a KIP-following client sees on a broker that
-  throttles the push after the Get that follows a 117 (Apache up to 4.1, SPEC C.2 step 3): an
+  throttles the push after the Get that follows a 117 (Apache up to 4.1, §C.2 step 3): an
   interval to the push answered 117, up to 1.5 to the push answered 89, one of backoff, up to
   1.5 to the push that is accepted: 5. A client whose telemetry stopped (42, 87, a code outside
   the table) is locked out from then on.

@@ -6,7 +6,7 @@ payload is what KIP-714 asks of it: the standard producer or consumer metrics of
 `codecs/otlp_catalogue.py` that its subscription's RequestedMetrics select (prefix match, `*`
 for all), sums DELTA or CUMULATIVE as DeltaTemporality says, per-node metrics once per broker,
 laid out as that client lays them out (the Java client: one ResourceMetrics per metric;
-librdkafka: one ResourceMetrics, one scope named after the client instance; SPEC E.1, E.2).
+librdkafka: one ResourceMetrics, one scope named after the client instance; §E.1, E.2).
 
 Every data point of a push carries the same `time_unix_nano`, distinct for each push of a
 client: with the instance id it names the push, which is how the soak finds each acknowledged
@@ -129,7 +129,7 @@ class PayloadBuilder:
         """Apply a Get's RequestedMetrics and DeltaTemporality (an absolute update)."""
         metrics = selected_metrics(self.profile.client_type, requested)
         if delta != self.delta or not self._start_ns:
-            self._start_ns = now_ns  # a new temporality restarts the sums (SPEC E.1)
+            self._start_ns = now_ns  # a new temporality restarts the sums (§E.1)
             self._totals.clear()
         self.delta = delta
         if [m.name for m in metrics] != [m.name for m in self._metrics]:
@@ -208,7 +208,7 @@ def _string_attribute(key: str, value: str) -> common_pb2.KeyValue:
 
 
 def _resource_attributes(profile: ClientProfile) -> list[common_pb2.KeyValue]:
-    """What each client puts on its Resource (SPEC E.1/E.2): group and rack, never a host."""
+    """What each client puts on its Resource (§E.1/E.2): group and rack, never a host."""
     attrs = []
     if profile.group_id:
         attrs.append(_string_attribute("group_id", profile.group_id))

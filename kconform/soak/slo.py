@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kconform.engine.model import Verdict, verdict_for
+from kconform.engine.results import CaseResult, Expectation
 from kconform.fixtures.targets.base import Capability
-from kconform.reports.model import CaseResult, Expectation
 from kconform.soak.delivery import DeliveryCounts
 from kconform.soak.latency import histogram_percentile
 from kconform.soak.ledger import Ledger, Storm

@@ -41,7 +41,7 @@ SLOS: tuple[Slo, ...] = (
     Slo("soak.delivery.no_loss",
         "No push a client saw acknowledged is missing at the broker's telemetry sink",
         "KIP-714 'Client telemetry receiver': accepted metrics are handed to the receiver; "
-        "Apache exports before it answers NONE (SPEC C.4 steps 7, 9). Operational promise: "
+        "Apache exports before it answers NONE (§C.4 steps 7, 9). Operational promise: "
         "telemetry a broker acknowledged is not lost",
         Level.MUST, SINK, "pushes"),
     Slo("soak.delivery.no_duplicate",
@@ -82,7 +82,7 @@ SLOS: tuple[Slo, ...] = (
     Slo("soak.broker.memory_growth",
         "Broker memory grows by less than --max-memory-growth (256 MiB) per hour",
         "Operational promise: the instance cache is bounded (16,384 LRU, expiry after max(60 "
-        "s, 3 x interval), SPEC C.5), so memory levels off",
+        "s, 3 x interval), §C.5), so memory levels off",
         Level.MUST, frozenset(), "MiB/h"),
     Slo("soak.latency.client_side",
         "Client-side push latency (p50, p99, max) while the fleet ran (not its final closes)",
@@ -90,7 +90,7 @@ SLOS: tuple[Slo, ...] = (
         Level.INFO, frozenset(), "ms"),
     Slo("soak.cache.instances",
         "Client instances the run created, and what the broker cached",
-        "SPEC C.5: LRU cache of 16,384 instances, expiry after max(60 s, 3 x PushIntervalMs); "
+        "§C.5: LRU cache of 16,384 instances, expiry after max(60 s, 3 x PushIntervalMs); "
         "informational",
         Level.INFO, frozenset(), "instances"),
 )  # fmt: skip

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.volumes.session import Volumes
-from kconform.pipelines.spark import PANDAS_WARNING, SHARED_SPARK, LazySpark
+from kconform.fixtures.spark import PANDAS_WARNING, SHARED_SPARK, LazySpark
 
 
 def pytest_configure(config: pytest.Config) -> None:

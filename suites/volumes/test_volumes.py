@@ -5,7 +5,7 @@ distribution into fresh topics; its delivery reports are the ledger. The target 
 before and after: end offsets over ListOffsets (§F: the protocol's view of LogEndOffset),
 KIP-977's MessagesInPerSec / BytesInPerSec / BytesOutPerSec per partition where the target has
 `metrics.verbosity`, and the producer's own pushed telemetry where the target has a sink. The
-Spark job (`kconform.pipelines.volumes`) judges every partition; its tolerance is explained
+Spark job (`kconform.engine.volumes.compare`) judges every partition; its tolerance is explained
 there (records exact; bytes within the batch-framing interval).
 
 The meter cases need `metrics.verbosity` (KIP-977 was never merged: §F), so on Apache
@@ -96,7 +96,7 @@ async def test_records_match_end_offsets(
     spec=f"{PART2}: MessagesInPerSec 'Messages entered the partition', BytesInPerSec 'Bytes "
     "entered the partition', BytesOutPerSec 'Bytes retrieved from the partition'; 'Part 1' "
     "(high verbosity for the run's topics); records exact, bytes within batch framing "
-    "(kconform.pipelines.volumes)",
+    "(kconform.engine.volumes.compare)",
     level=Level.MUST,
     requires=[Capability.KIP977, Capability.TOPIC_ADMIN],
     shares=VOLUME_RUN,
@@ -120,7 +120,7 @@ async def test_meters_match_ledger(target: BrokerTarget, check: Check, volumes: 
     title="The partition meters single out the hot partitions of keyed traffic, as produced",
     spec="KIP-977 Motivation ('messages may be produced with hotspots ... and overload certain "
     "partitions only'; 'identify the imbalance partition'): the purpose, not a stated rule, "
-    "so SHOULD; hot = at least 1.5x an even share of the topic (kconform.pipelines.volumes)",
+    "so SHOULD; hot = at least 1.5x an even share of the topic (kconform.engine.volumes.compare)",
     level=Level.SHOULD,
     requires=[Capability.KIP977, Capability.TOPIC_ADMIN],
     shares=VOLUME_RUN,

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kconform.reports.model import CaseResult, RunResults
+from kconform.engine.results import CaseResult
+from kconform.reports.model import RunResults
 
 HERE = Path(__file__).resolve().parent
 BROKEN = HERE / "broken"

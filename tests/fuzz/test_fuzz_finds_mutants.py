@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.fuzz.budget import BUDGET_ENV, CORPUS_ENV, SEED_ENV
+from kconform.engine.results import CaseResult
 from kconform.fixtures.reference.mutants import MUTANTS as REFERENCE_MUTANTS
-from kconform.reports.model import CaseResult, RunResults
+from kconform.reports.model import RunResults
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "fuzz"
 MUTANTS = {

@@ -24,8 +24,9 @@ from kconform.codecs.messages import (
 from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, oracle, stream
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.fuzz.model import TimedModel, signature
+from kconform.engine.results import CaseResult, Expectation
 from kconform.fixtures.reference import RequestContext
-from kconform.reports.model import CaseResult, Expectation, RunResults
+from kconform.reports.model import RunResults
 
 FEW = settings(
     max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck)

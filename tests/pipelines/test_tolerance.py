@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kconform.codecs.records import read_batches
-from kconform.pipelines.volumes_model import Tolerance, quantity_of
+from kconform.engine.volumes.model import Tolerance, quantity_of
 
 CODECS = {"none": 0, "gzip": 1, "lz4": 3, "zstd": 4}  # kafka-python has no snappy here
 

@@ -16,6 +16,7 @@ import pytest
 
 from kconform.codecs.otlp import build_metrics_data, counter, gauge
 from kconform.engine.volumes.collect import client_telemetry
+from kconform.engine.volumes.model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 from kconform.engine.volumes.workload import (
     Delivery,
     Production,
@@ -24,7 +25,6 @@ from kconform.engine.volumes.workload import (
     samples_table,
 )
 from kconform.fixtures.targets.base import PartitionMetric, SinkRecord
-from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 
 SUCCESS = "org.apache.kafka.client.producer.partition.record.success"
 

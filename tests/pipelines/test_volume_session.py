@@ -12,7 +12,7 @@ from kconform.engine.check import Check
 from kconform.engine.model import CaseInfo, Level
 from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
 from kconform.errors import Inconclusive
-from kconform.pipelines.spark import LazySpark
+from kconform.fixtures.spark import LazySpark
 
 INFO = CaseInfo(
     "kip977.example", "example", "none", Level.MUST, "KIP-977", frozenset(), "broker",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kconform.cli.volumes import main
+from kconform.engine.volumes.model import SUMMARY_FILE
 from kconform.engine.volumes.run import LEDGER_FILE, RUN_FILE, SAMPLES_FILE
-from kconform.pipelines.volumes_model import SUMMARY_FILE
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from kconform.pipelines.volumes import compare_volumes
-from kconform.pipelines.volumes_model import (
+from kconform.engine.volumes.compare import compare_volumes
+from kconform.engine.volumes.model import (
     LEDGER_SCHEMA,
     RESULT_COLUMNS,
     RESULT_DIR,

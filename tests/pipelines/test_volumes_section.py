@@ -6,7 +6,7 @@ import html
 import re
 from typing import Any
 
-from kconform.pipelines.volumes_model import SUMMARY_SCHEMA, Tolerance
+from kconform.engine.volumes.model import SUMMARY_SCHEMA, Tolerance
 from kconform.reports.volumes_section import render_volumes_section
 
 NASTY = "<script>alert(1)</script>&'\""

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kconform.reports.model import CaseResult, Expectation, RunResults
+from kconform.engine.results import CaseResult, Expectation
+from kconform.reports.model import RunResults
 
 DATA = Path(__file__).parent / "data"
 T0 = 1_795_000_000.0

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from kconform.pipelines.spark import PANDAS_WARNING, SHARED_SPARK
+from kconform.fixtures.spark import PANDAS_WARNING, SHARED_SPARK
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

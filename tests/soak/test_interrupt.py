@@ -23,9 +23,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from kconform.pipelines.soak_outputs import write_outputs
 from kconform.soak.broker_stats import descendants
 from kconform.soak.options import SoakOptions
-from kconform.soak.outputs import write_outputs
 from kconform.soak.run import Coordinator
 
 FAULTS_OFF = dict.fromkeys(("subscription", "client_churn", "restart", "rolling_restart"), "none")

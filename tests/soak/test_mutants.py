@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from kconform.pipelines.soak_outputs import judge_run, write_outputs
 from kconform.soak.options import SoakOptions, SoakRun
-from kconform.soak.outputs import judge_run, write_outputs
 from kconform.soak.run import run_soak
 
 ONLY_SUBSCRIPTION = {"subscription": "once", "client_churn": "none", "restart": "none",

@@ -13,7 +13,8 @@ from fake_sink import FakeSink
 
 from kconform.cli import main
 from kconform.cli.soak import add_arguments, options_from
-from kconform.soak import report, tables
+from kconform.reports import soak as report
+from kconform.soak import tables
 from kconform.soak.delivery import push_stamp
 from kconform.soak.latency import LATENCY_BUCKETS_MS, histogram_percentile, latency_histogram
 from kconform.soak.payload import PayloadBuilder, make_profile

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from kconform.engine.results import CaseResult
 from kconform.fixtures.reference.mutants import MUTANTS
-from kconform.reports.model import CaseResult, RunResults
+from kconform.reports.model import RunResults
 
 SUITES = Path(__file__).resolve().parents[2] / "suites" / "broker"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"

@@ -3,7 +3,7 @@
 Shared by the suite (`test_volumes.py`, once per target and pytest session) and by
 `kconform volumes`. Each source is collected where the target has the capability; what could
 not be collected is said in `notes`, so "no KIP-977 rows" is never mistaken for "all agree".
-The comparison itself is the Spark job's (`kconform.pipelines.volumes`): this suite is the one
+The comparison itself is the Spark job's (`kconform.engine.volumes.compare`): this suite is the one
 place where a suite hands its evidence to a pipeline, because the verdict is the pipeline's.
 """
 
@@ -32,6 +32,7 @@ from kconform.engine.volumes.collect import (
     read_back,
     settled_metrics,
 )
+from kconform.engine.volumes.model import quantity_of
 from kconform.engine.volumes.workload import (
     Production,
     Workload,
@@ -46,7 +47,6 @@ from kconform.fixtures.targets.base import (
     Subscription,
     UnsupportedOperation,
 )
-from kconform.pipelines.volumes_model import quantity_of
 
 Defer = Callable[[Callable[[], Any]], None]
 """Registers a cleanup to run after the run (`Check.defer` in a case)."""
@@ -280,8 +280,8 @@ def _write(run: VolumeRun) -> None:
 def compare(spark: Any, run: VolumeRun, tolerance: Any = None) -> dict[str, Any]:
     """The Spark comparison of this run, written next to its inputs (blocking); the summary
     carries run.json's facts under "run"."""
-    from kconform.pipelines.volumes import compare_volumes
-    from kconform.pipelines.volumes_model import SUMMARY_FILE
+    from kconform.engine.volumes.compare import compare_volumes
+    from kconform.engine.volumes.model import SUMMARY_FILE
 
     summary = compare_volumes(spark, run.ledger_path, run.samples_path, run.out_dir, tolerance)
     summary["run"] = run.describe()

@@ -15,12 +15,12 @@ from typing import Any
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from kconform.engine.check import Check
+from kconform.engine.volumes.model import RESULT_DIR
 from kconform.engine.volumes.run import VolumeRun, compare, run_volumes
 from kconform.engine.volumes.workload import Workload
 from kconform.errors import Inconclusive
+from kconform.fixtures.spark import LazySpark
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.pipelines.spark import LazySpark
-from kconform.pipelines.volumes_model import RESULT_DIR
 
 WORKLOAD = Workload(topics=2, partitions=3, records=300)
 """Small on purpose (make test): 600 keyed records, 64-1024 byte values, 2 topics x 3 partitions."""

@@ -28,8 +28,8 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from kconform.engine.volumes.model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 from kconform.fixtures.targets.base import PartitionMetric
-from kconform.pipelines.volumes_model import LEDGER_SCHEMA, SAMPLES_SCHEMA
 
 
 @dataclass(frozen=True)

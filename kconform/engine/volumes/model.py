@@ -3,7 +3,7 @@ and the JSON summary. Shared by the Spark job (`volumes.py`), its single-process
 (`volumes_pandas.py`), the volume run that writes the inputs (`suites/volumes`) and the report.
 
 Nothing here imports Spark: the suites and the report must not pay a JVM to read a schema.
-Why the tolerance is what it is: `kconform.pipelines.volumes` (module docstring).
+Why the tolerance is what it is: `kconform.engine.volumes.compare` (module docstring).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def quantity_of(source: str, metric: str) -> str | None:
 @dataclass(frozen=True)
 class Tolerance:
     """How far a broker's byte count may lie from the ledger's key + value bytes, and what a
-    hot partition is. Derivation and justification: `kconform.pipelines.volumes`."""
+    hot partition is. Derivation and justification: `kconform.engine.volumes.compare`."""
 
     records: int = 0  # record counts are exact: idempotent producer, fresh topics
     record_overhead_min: int = 7  # v2 Record framing, no headers: 6 one-byte varints + attributes

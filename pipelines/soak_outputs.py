@@ -2,7 +2,7 @@
 
 - `results.json`, `junit.xml`, `index.html` and `cases/`: the same reports as `kconform run`,
   the SLOs being the cases (`soak.*`); `index.html` gets a section linking the soak page;
-- `soak.html`: the soak page (`report.py`), `soak-summary.json`: what it is rendered from (and
+- `soak.html`: the soak page (`reports/soak.py`), `soak-summary.json`: what it is rendered from (and
   what `--compare` reads of a previous run), `soak-tables.json`: the tables (Spark's job
   `pipelines/soak.py`, or the Python fallback when Spark is off or fails);
 - `run.json` (options, schedule, faults, notes) and `samples/` (written during the run).
@@ -18,10 +18,11 @@ from typing import Any
 
 from kconform import __version__
 from kconform.engine.model import Verdict
+from kconform.reports import soak as report
 from kconform.reports.html import write_html
 from kconform.reports.junit import write_junit
 from kconform.reports.model import RunResults
-from kconform.soak import report, tables
+from kconform.soak import tables
 from kconform.soak.ledger import Ledger
 from kconform.soak.options import SoakRun, write_run_json
 from kconform.soak.samples import write_json
@@ -157,9 +158,9 @@ def soak_tables(
     """The tables by the Spark job, or by `tables.py` when Spark is off or fails."""
     if spark and rows:
         try:
+            from kconform.fixtures.spark import local_spark
             from kconform.pipelines.soak import soak_tables as spark_tables
             from kconform.pipelines.soak import write_tables
-            from kconform.pipelines.spark import local_spark
 
             session = local_spark(master, app="kconform-soak")
             try:

@@ -1,9 +1,10 @@
 """The soak page (`soak.html`): SLO verdicts, plots with the faults marked, tables, the diff.
 
-Rendered from `soak-summary.json` (what `outputs.py` judged) and the tables (Spark's, or the
-Python fallback's), so `kconform soak --report DIR` can re-render a run, and `--compare
-PREVIOUS_DIR` adds the night-over-night diff: each SLO's verdict and headline figure then and
-now, and the totals that moved. Self-contained like the main report: inline CSS and SVG only.
+Rendered from `soak-summary.json` (what `pipelines/soak_outputs.py` judged) and the tables
+(Spark's, or the Python fallback's), so `kconform soak --report DIR` can re-render a run, and
+`--compare PREVIOUS_DIR` adds the night-over-night diff: each SLO's verdict and headline figure
+then and now, and the totals that moved. Self-contained like the main report: inline CSS and
+SVG only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from kconform.reports.html_case import case_file
 from kconform.reports.html_style import chip, esc, level_badge, page
-from kconform.soak.svg import STYLE, Marker, Series, chart
+from kconform.reports.soak_svg import STYLE, Marker, Series, chart
 
 TOTALS_COMPARED = (
     ("pushes", "pushes"),
