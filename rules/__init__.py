@@ -30,6 +30,7 @@ __all__ = [
     "RULE_ID",
     "RULINGS",
     "SECTIONS",
+    "DuplicateRuleId",
     "Known",
     "Level",
     "Rule",
@@ -41,8 +42,26 @@ __all__ = [
 ]
 
 _ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES
-RULES: Mapping[str, Rule] = MappingProxyType({r.id: r for r in _ALL})
-assert len(RULES) == len(_ALL), "a rule id is declared twice"
+
+
+class DuplicateRuleId(ValueError):
+    """Two rules of the book share an id: every citation of it would be ambiguous."""
+
+
+def _by_id(rules: Iterable[Rule]) -> Mapping[str, Rule]:
+    """{id: rule}; `DuplicateRuleId` naming the ids declared more than once."""
+    by_id: dict[str, Rule] = {}
+    twice = []
+    for r in rules:
+        if r.id in by_id:
+            twice.append(r.id)
+        by_id[r.id] = r
+    if twice:
+        raise DuplicateRuleId(f"rule id(s) declared twice: {', '.join(twice)}")
+    return MappingProxyType(by_id)
+
+
+RULES: Mapping[str, Rule] = _by_id(_ALL)
 
 
 def rule(rule_id: str) -> Rule:

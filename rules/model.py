@@ -61,7 +61,7 @@ class Rule:
     quote: str  # the sentence the rule rests on, as the KIP words it ("" when it is Apache's)
     means: str  # what the rule asks, in the project's words
     ruling: int | None = None  # the number of the ruling that settles an ambiguity
-    behaviour: str = ""  # section of docs/behaviour.md with Apache's code path, e.g. "C.4"
+    behaviour: str = ""  # key of `behaviour.SECTIONS` (docs/rules.md "Apache's behaviour"), "C.4"
     known: tuple[Known, ...] = ()
     outside_suites: str = ""  # why no case can judge it within a suite's budget, if none can
 
