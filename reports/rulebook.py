@@ -38,11 +38,13 @@ GROUPS = (
     ("kip714.configs.", "KIP-714, broker: CLIENT_METRICS configuration"),
     ("kip714.client.", "KIP-714, client"),
     ("kip977.", "KIP-977, broker: metrics.verbosity and partition meters"),
+    ("otlp.", "KIP-714, client payload: OTLP conditions"),
 )
 
 
 def cases_by_rule() -> dict[str, list[str]]:
-    """{rule id: the ids of the cases that claim it}, from the suites as they are."""
+    """{rule id: the ids of the cases that claim it}, from the suites as they are (a rule that
+    is `part_of` another is judged by the cases that claim that one)."""
     for info in pkgutil.walk_packages([str(SUITES_DIR)], "kconform.suites."):
         if info.name.rsplit(".", 1)[-1].startswith("test_"):
             importlib.import_module(info.name)
@@ -53,6 +55,14 @@ def cases_by_rule() -> dict[str, list[str]]:
         for rule_id in case.rules:
             judged[rule_id].append(case.id)
     return judged
+
+
+def _parts_by_rule() -> dict[str, list[str]]:
+    parts: dict[str, list[str]] = defaultdict(list)
+    for r in RULES.values():
+        if r.part_of:
+            parts[r.part_of].append(r.id)
+    return parts
 
 
 def _mutants_by_rule() -> dict[str, list[str]]:
@@ -95,10 +105,12 @@ def render_markdown() -> str:
         + " · [Rulings](#rulings) · [Apache's behaviour](#apaches-behaviour)",
         "",
     ]
+    parts = _parts_by_rule()
     for title, rules in _grouped():
         out += [f"## {title}", ""]
         for r in rules:
-            out += _rule_markdown(r, judged[r.id], broken[r.id], enforced[r.id])
+            cases = judged[r.id] or judged[r.part_of]
+            out += _rule_markdown(r, cases, broken[r.id], enforced[r.id], parts[r.id])
     out += ["## Rulings", ""]
     for ruling in RULINGS.values():
         out += [f'<a id="ruling-{ruling.number}"></a>', "",
@@ -113,7 +125,9 @@ def render_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _rule_markdown(r: Rule, cases: list[str], mutants: list[str], checks: list[str]) -> list[str]:
+def _rule_markdown(
+    r: Rule, cases: list[str], mutants: list[str], checks: list[str], parts: list[str]
+) -> list[str]:
     lines = [f'<a id="{r.id}"></a>', "", f"### `{r.id}` — {r.level}", "",
              f"{r.kip}, '{r.section}'" + (f': "{r.quote}"' if r.quote else ""), "",
              r.means, ""]  # fmt: skip
@@ -122,6 +136,10 @@ def _rule_markdown(r: Rule, cases: list[str], mutants: list[str], checks: list[s
         facts.append(f"ruling: [{r.ruling}](#ruling-{r.ruling}) ({RULINGS[r.ruling].title})")
     if r.behaviour:
         facts.append(f"Apache's code path: [§{r.behaviour}](#behaviour-{r.behaviour})")
+    if r.part_of:
+        facts.append(f"a condition of: [`{r.part_of}`](#{r.part_of})")
+    if parts:
+        facts.append("conditions: " + ", ".join(f"[`{p}`](#{p})" for p in parts))
     if checks:
         facts.append("reference check: " + ", ".join(checks))
     if cases:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from kconform.rules import configs, kip511, kip714_broker, kip714_client
+from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.model import (
     BAD_VERDICTS,
@@ -41,7 +41,7 @@ __all__ = [
     "rule",
 ]
 
-_ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES
+_ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES + otlp_payload.RULES
 
 
 class DuplicateRuleId(ValueError):
@@ -62,6 +62,9 @@ def _by_id(rules: Iterable[Rule]) -> Mapping[str, Rule]:
 
 
 RULES: Mapping[str, Rule] = _by_id(_ALL)
+_orphans = [r.id for r in _ALL if r.part_of and r.part_of not in RULES]
+if _orphans:
+    raise ValueError(f"rule(s) part of a rule the book lacks: {', '.join(_orphans)}")
 
 
 def rule(rule_id: str) -> Rule:

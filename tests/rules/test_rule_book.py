@@ -43,7 +43,9 @@ def test_every_case_claims_known_rules_and_takes_its_level_from_the_first() -> N
 
 
 def test_every_rule_is_judged_by_a_case_or_says_why_none_can(judged: dict[str, list[str]]) -> None:
-    unjudged = sorted(r.id for r in RULES.values() if not judged.get(r.id))
+    unjudged = sorted(
+        r.id for r in RULES.values() if not judged.get(r.id) and not judged.get(r.part_of)
+    )
     assert [r for r in unjudged if not RULES[r].outside_suites] == []
     for rule_id in unjudged:  # judged elsewhere: a suite-excluded mutant is unit-tested
         assert any(m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()), rule_id
@@ -197,3 +199,25 @@ def test_a_duplicate_rule_id_is_an_error_even_under_python_O() -> None:
     twice = book.rule("kip714.push.terminating.once")
     with pytest.raises(book.DuplicateRuleId, match=r"kip714\.push\.terminating\.once"):
         book._by_id([twice, book.rule("kip714.push.accepted"), twice])
+
+
+def test_the_otlp_conditions_the_codec_reports_are_the_books() -> None:
+    """The codec names ids only; the book declares each with level and source (issue 28)."""
+    from kconform.codecs.otlp_catalogue import RULE_IDS
+
+    in_book = {r.id for r in RULES.values() if r.id.startswith("otlp.")}
+    assert set(RULE_IDS) == in_book
+    for rule_id in RULE_IDS:
+        part_of = RULES[rule_id].part_of
+        assert part_of.startswith("kip714.client.payload."), rule_id
+        assert RULES[part_of].level == RULES[rule_id].level, rule_id
+
+
+def test_every_id_the_codec_emits_is_declared() -> None:
+    """Every literal "otlp.*" id in the validation code is one of `RULE_IDS`."""
+    from kconform.codecs.otlp_catalogue import _KEY_PAIRS, _KEY_TOKENS, RULE_IDS
+
+    text = (ROOT / "codecs" / "otlp_validation.py").read_text(encoding="utf-8")
+    emitted = set(re.findall(r'"(otlp\.[a-z_.]+)"', text))
+    emitted |= {f"otlp.privacy.{k}" for k in (*_KEY_TOKENS, *_KEY_PAIRS.values())}
+    assert emitted and emitted <= set(RULE_IDS)
