@@ -39,6 +39,7 @@ GROUPS = (
     ("kip714.client.", "KIP-714, client"),
     ("kip977.", "KIP-977, broker: metrics.verbosity and partition meters"),
     ("otlp.", "KIP-714, client payload: OTLP conditions"),
+    ("soak.", "Soak: a client fleet against one broker, over time"),
 )
 
 

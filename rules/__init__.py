@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload
+from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.model import (
     BAD_VERDICTS,
@@ -41,7 +41,14 @@ __all__ = [
     "rule",
 ]
 
-_ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES + otlp_payload.RULES
+_ALL = (
+    kip511.RULES
+    + kip714_broker.RULES
+    + kip714_client.RULES
+    + configs.RULES
+    + otlp_payload.RULES
+    + soak.RULES
+)
 
 
 class DuplicateRuleId(ValueError):

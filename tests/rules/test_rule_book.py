@@ -19,6 +19,7 @@ from kconform.fixtures.reference.mutants import MUTANTS
 from kconform.reports.model import SCHEMA_PATH
 from kconform.reports.rulebook import cases_by_rule, render_markdown, unresolved
 from kconform.rules import RULES, RULINGS, SECTIONS, Level, Verdict, rule
+from kconform.soak.objectives import BY_ID as SOAK_OBJECTIVES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "rules.md"
@@ -47,13 +48,26 @@ def test_every_rule_is_judged_by_a_case_or_says_why_none_can(judged: dict[str, l
         r.id for r in RULES.values() if not judged.get(r.id) and not judged.get(r.part_of)
     )
     assert [r for r in unjudged if not RULES[r].outside_suites] == []
-    for rule_id in unjudged:  # judged elsewhere: a suite-excluded mutant is unit-tested
-        assert any(m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()), rule_id
+    for rule_id in unjudged:  # judged elsewhere: by the soak, or a suite-excluded mutant's test
+        assert rule_id in SOAK_OBJECTIVES or any(
+            m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()
+        ), rule_id
+
+
+def test_the_soak_judges_exactly_the_books_soak_rules() -> None:
+    """Each SLO is a rule of the book, which gives its level and source (issue 28)."""
+    assert set(SOAK_OBJECTIVES) == {r for r in RULES if r.startswith("soak.")}
+    for slo in SOAK_OBJECTIVES.values():
+        assert slo.level == RULES[slo.id].level and slo.spec.startswith(slo.id)
 
 
 def test_rules_cite_rulings_and_sections_that_exist() -> None:
     for r in RULES.values():
-        assert r.means.strip() and r.section.strip() and r.kip.startswith("KIP-"), r.id
+        assert (
+            r.means.strip()
+            and r.section.strip()
+            and (r.kip.startswith("KIP-") or r.kip == "operational")
+        ), r.id
         assert r.ruling is None or r.ruling in RULINGS, r.id
         assert not r.behaviour or r.behaviour in SECTIONS, r.id
         assert all(k.who and k.does and k.source for k in r.known), r.id
