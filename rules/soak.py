@@ -10,8 +10,10 @@ _SOAK = "judged by `kconform soak` over a client fleet's run, longer than any su
 _RECEIVER = "Client telemetry receiver"
 
 
-def _soak(rule_id: str, level: Level, kip: str, section: str, means: str, **kw: str) -> Rule:
-    return Rule(rule_id, level, kip, section, "", means, outside_suites=_SOAK, **kw)
+def _soak(
+    rule_id: str, level: Level, kip: str, section: str, means: str, behaviour: str = ""
+) -> Rule:
+    return Rule(rule_id, level, kip, section, "", means, behaviour=behaviour, outside_suites=_SOAK)
 
 
 RULES = (

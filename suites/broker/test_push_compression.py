@@ -8,7 +8,7 @@ payloads belong to the security suite.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -88,7 +88,7 @@ async def test_compression_none(target: BrokerTarget, check: Check) -> None:
                  await push_code(conn, sub, compression_type=0))  # fmt: skip
 
 
-def _codec_case(case_id: str, codec: tuple[int, Framing]) -> object:
+def _codec_case(case_id: str, codec: tuple[int, Framing]) -> Any:
     variant = case_id.rsplit(".", 1)[1]  # a key of CODECS
     ctype, framing = codec
 

@@ -92,7 +92,7 @@ def expect_rules(check: Check, recording: Recording, rules: Sequence[str]) -> No
 
 
 async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    def rules(client_id: str) -> list[Any]:
+    def injections(client_id: str) -> list[Any]:
         return [
             for_client(
                 client_id,
@@ -103,7 +103,7 @@ async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarge
         ]
 
     async def record() -> Recording:
-        recording = await run_client(check, client, target, produce(4.0), rules=rules)
+        recording = await run_client(check, client, target, produce(4.0), injections=injections)
         recording.delta_temporality = False
         return recording
 
