@@ -16,8 +16,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
 from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.html_style import esc, level_badge, page
 from kconform.rules import RULES, RULINGS, SECTIONS, Rule
 
@@ -73,10 +73,10 @@ def _mutants_by_rule() -> dict[str, list[str]]:
     return broken
 
 
-def _checks_by_rule() -> dict[str, list[str]]:
+def _validation_by_rule() -> dict[str, list[str]]:
     enforced: dict[str, list[str]] = defaultdict(list)
-    for check in (RESERVED, *PUSH_CHECKS):
-        enforced[check.rule].append(f"{check.step} ({check.error.name})")
+    for row in (RESERVED, *PUSH_VALIDATION):
+        enforced[row.rule].append(f"{row.step} ({row.error.name})")
     return enforced
 
 
@@ -87,7 +87,7 @@ def _grouped() -> list[tuple[str, list[Rule]]]:
 
 def render_markdown() -> str:
     """docs/rules.md."""
-    judged, broken, enforced = cases_by_rule(), _mutants_by_rule(), _checks_by_rule()
+    judged, broken, enforced = cases_by_rule(), _mutants_by_rule(), _validation_by_rule()
     out = [
         "# kconform rule book",
         "",
@@ -96,7 +96,8 @@ def render_markdown() -> str:
         "Every rule kconform judges, once: its id, level, the KIP sentence it rests on, what it "
         "means, the ruling that settles it where the KIP is ambiguous, and what known "
         "implementations do, with the source each fact was read from. Cases, mutants, the "
-        "reference broker's checks, the fuzz oracle and the reports all name rules by these ids.",
+        "reference broker's validation, the fuzz oracle, the soak and the reports all name rules "
+        "by these ids.",
         "",
         "Levels: a MUST rule violated fails the case; a SHOULD rule violated is `non-strict`; an "
         "INFO rule records what the target chose where the KIP leaves a choice.",
@@ -127,7 +128,7 @@ def render_markdown() -> str:
 
 
 def _rule_markdown(
-    r: Rule, cases: list[str], mutants: list[str], checks: list[str], parts: list[str]
+    r: Rule, cases: list[str], mutants: list[str], validation: list[str], parts: list[str]
 ) -> list[str]:
     lines = [f'<a id="{r.id}"></a>', "", f"### `{r.id}` — {r.level}", "",
              f"{r.kip}, '{r.section}'" + (f': "{r.quote}"' if r.quote else ""), "",
@@ -141,8 +142,8 @@ def _rule_markdown(
         facts.append(f"a condition of: [`{r.part_of}`](#{r.part_of})")
     if parts:
         facts.append("conditions: " + ", ".join(f"[`{p}`](#{p})" for p in parts))
-    if checks:
-        facts.append("reference check: " + ", ".join(checks))
+    if validation:
+        facts.append("reference validation: " + ", ".join(validation))
     if cases:
         facts.append("judged by: " + ", ".join(f"`{c}`" for c in cases))
     if r.outside_suites:

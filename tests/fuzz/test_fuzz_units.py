@@ -299,20 +299,20 @@ def test_the_stateful_oracle_names_the_rule_the_reference_enforces_for_each_erro
     table, not a second map beside it): the first Apache row per error, then the export's."""
     from kconform.codecs.errors import ErrorCode
     from kconform.engine.fuzz import model
-    from kconform.fixtures.reference import checks
+    from kconform.fixtures.reference import validation
 
     first_row: dict[ErrorCode, str] = {}
-    for row in checks.PUSH_CHECKS:
+    for row in validation.PUSH_VALIDATION:
         if not row.adds:
             first_row.setdefault(row.error, row.rule)
-    for error, rule_id in checks.EXPORT_RULES.items():
+    for error, rule_id in validation.EXPORT_RULES.items():
         first_row.setdefault(error, rule_id)
     named = {code: ids[0] for code, ids in model.PUSH_RULE_IDS.items() if code != ErrorCode.NONE}
     assert named == first_row
     assert model.GET_RULE_IDS[ErrorCode.THROTTLING_QUOTA_EXCEEDED] == (
-        checks.GET_THROTTLE_RULES[False],
+        validation.GET_THROTTLE_RULES[False],
     )
-    assert model.OTHER_RULE_IDS["reserved"] == (checks.RESERVED.rule,)
+    assert model.OTHER_RULE_IDS["reserved"] == (validation.RESERVED.rule,)
 
 
 def test_a_mismatch_cites_the_push_rule_never_the_get_rule() -> None:

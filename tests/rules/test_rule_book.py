@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.fuzz.model import ORACLE_RULES
-from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
 from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.model import SCHEMA_PATH
 from kconform.reports.rulebook import cases_by_rule, render_markdown, unresolved
 from kconform.rules import RULES, RULINGS, SECTIONS, Level, Verdict, rule
@@ -83,11 +83,13 @@ def test_every_mutant_breaks_a_rule_in_the_book() -> None:
     assert "terminating_twice_allowed" in by_rule["kip714.push.terminating.once"]
 
 
-def test_reference_checks_name_rules_and_mutants_that_exist(judged: dict[str, list[str]]) -> None:
-    for check in (RESERVED, *PUSH_CHECKS):
-        assert check.rule in RULES and judged[check.rule], check
-        assert all(m in MUTANTS for m in check.mutants), check
-    steps = [int(c.step.rsplit(" ", 1)[1]) for c in (RESERVED, *PUSH_CHECKS)]
+def test_reference_validation_names_rules_and_mutants_that_exist(
+    judged: dict[str, list[str]],
+) -> None:
+    for row in (RESERVED, *PUSH_VALIDATION):
+        assert row.rule in RULES and judged[row.rule], row
+        assert all(m in MUTANTS for m in row.mutants), row
+    steps = [int(c.step.rsplit(" ", 1)[1]) for c in (RESERVED, *PUSH_VALIDATION)]
     assert steps == sorted(steps), "the table reads top to bottom in Apache's order"
 
 
@@ -107,7 +109,7 @@ def test_one_rule_is_found_everywhere_it_is_used() -> None:
     ).stdout.split()  # fmt: skip
     if not found:
         pytest.skip("not a git checkout")
-    wanted = ["rules/kip714_broker.py", "fixtures/reference/checks.py", "docs/rules.md",
+    wanted = ["rules/kip714_broker.py", "fixtures/reference/validation.py", "docs/rules.md",
               "fixtures/reference/mutants.py", "suites/broker/test_push_terminating.py",
               "suites/client/test_terminating.py"]  # fmt: skip
     # the fuzz oracle reads its push rules off the reference's check table (issue 28)

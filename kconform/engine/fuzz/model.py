@@ -14,8 +14,8 @@ known deviations of `deviations.py`) and see whether that model gives every answ
 gave.
 
 `PUSH_RULES`, `GET_RULES` and the other `*_RULE`s name the rule-book rules behind each answer,
-for the trace of a mismatch; the push errors' rules are read off the reference's check table
-(`fixtures.reference.checks.PUSH_ERROR_RULES`). `ORACLE_RULES` lists them all (the stateful case
+for the trace of a mismatch; the push errors' rules are read off the reference's validation table
+(`fixtures.reference.validation.PUSH_ERROR_RULES`). `ORACLE_RULES` lists them all (the stateful case
 claims each).
 """
 
@@ -33,7 +33,7 @@ from kconform.codecs.messages import RequestHeader, request_header_version
 from kconform.codecs.schema import Message
 from kconform.engine.check import HarnessDefect
 from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
-from kconform.fixtures.reference.checks import PUSH_ERROR_RULES
+from kconform.fixtures.reference.validation import PUSH_ERROR_RULES
 from kconform.rules import rule
 
 SLACK_MS = 5
