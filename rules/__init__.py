@@ -37,7 +37,7 @@ __all__ = [
     "Ruling",
     "Section",
     "Verdict",
-    "check_rules",
+    "known_rule_ids",
     "rule",
 ]
 
@@ -82,7 +82,7 @@ def rule(rule_id: str) -> Rule:
         raise KeyError(f"no rule {rule_id!r} in the rule book") from None
 
 
-def check_rules(rule_ids: Iterable[str]) -> tuple[str, ...]:
+def known_rule_ids(rule_ids: Iterable[str]) -> tuple[str, ...]:
     """The ids as a tuple, in order; ValueError if one is unknown or none is given."""
     ids = tuple(rule_ids)
     if not ids:

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 import pytest
 
 from kconform.fixtures.targets.base import Capability
-from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, check_rules
+from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, known_rule_ids
 
 __all__ = [
     "BAD_VERDICTS",
@@ -87,7 +87,7 @@ def case(
         if id.startswith("kip")
         else id.split(".")[0]
     )
-    judged = check_rules(rules)
+    judged = known_rule_ids(rules)
     if RULES[judged[0]].level != Level(level):
         raise ValueError(
             f"case {id!r} is {level} but its first rule {judged[0]} is {RULES[judged[0]].level}"
