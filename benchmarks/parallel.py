@@ -14,7 +14,7 @@ goes first) and compares:
 `--broker` runs the broker suites on `reference` instead (cases independent of each other:
 each worker has its own target), comparing wall time and verdicts. `--main` runs the main job
 (`kconform run` with no arguments: every suite on both embedded targets, every installed
-client), whose default is the workers `kconform.shards.default_run_jobs` gives it.
+client), whose default is the workers `kconform.plugin.workers.default_run_jobs` gives it.
 
 Run: `python benchmarks/parallel.py --rounds 5` (client: confluent-kafka by default).
 """
@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from kconform.plugin.workers import default_jobs, default_run_jobs
 from kconform.reports.model import RunResults
 from kconform.runner import client_names
-from kconform.shards import default_jobs, default_run_jobs
 
 GOAL = 4.0
 BROKER_CASES = (

@@ -24,6 +24,8 @@ import cramjam
 import lz4.frame  # type: ignore[import-untyped]
 import zstandard
 
+from kconform.errors import ProtocolError
+
 __all__ = [
     "CompressionError",
     "CompressionType",
@@ -43,7 +45,7 @@ class CompressionType(enum.IntEnum):
     ZSTD = 4
 
 
-class CompressionError(ValueError):
+class CompressionError(ProtocolError):
     """The payload cannot be (de)compressed; the message names the codec and the reason."""
 
 

@@ -33,6 +33,8 @@ import uuid
 import warnings
 from collections.abc import Iterable, Iterator
 
+from kconform.errors import HarnessError
+
 __all__ = [
     "JavaHashTable", "UnreproducibleOrderError", "hashset_copy_capacity", "java_hashset_order",
     "java_host_address", "java_int32", "java_parse_int", "java_regex", "java_set_to_string",
@@ -114,7 +116,7 @@ def java_parse_int(text: str) -> int | None:
 # --- Hash tables -----------------------------------------------------------------------------
 
 
-class UnreproducibleOrderError(ValueError):
+class UnreproducibleOrderError(HarnessError, ValueError):
     """Java would treeify a hash bin here, and this module does not model red-black bins."""
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 import crc32c
 
+from kconform.errors import ProtocolError
+
 from .errors import ErrorCode
 from .java import (
     JavaHashTable,
@@ -190,7 +192,7 @@ class SubscriptionMap:
 # --- Config validation (ClientMetricsConfigs.validate, Kafka 4.0-4.1) ------------------------
 
 
-class ClientMetricsConfigError(ValueError):
+class ClientMetricsConfigError(ProtocolError):
     """A CLIENT_METRICS config change the controller rejects, with the error code it answers."""
 
     def __init__(self, error_code: ErrorCode, message: str) -> None:

@@ -12,6 +12,8 @@ import struct
 import uuid
 from collections.abc import Sequence
 
+from kconform.errors import ProtocolError
+
 __all__ = [
     "INT8",
     "INT16",
@@ -50,7 +52,7 @@ ONE_UUID = uuid.UUID(int=1)
 Buffer = bytes | bytearray | memoryview
 
 
-class DecodeError(ValueError):
+class DecodeError(ProtocolError):
     """Bytes that do not decode as the declared message; says where.
 
     `path` is the message name followed by field names and array indexes, `offset` the byte
@@ -87,7 +89,7 @@ def _rebuild_decode_error(detail: str, offset: int, path: tuple[str, ...]) -> De
     return DecodeError(detail, offset=offset, path=path)
 
 
-class EncodeError(ValueError):
+class EncodeError(ProtocolError):
     """A value that cannot be written at the requested version (range, null, absent field)."""
 
 

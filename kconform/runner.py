@@ -26,10 +26,12 @@ import pytest
 
 import kconform.baselines
 import kconform.suites
+from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK
+from kconform.plugin.progress import Progress
+from kconform.plugin.workers import claims_folder, run_workers, shard_results_path
 from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
-EXIT_OK, EXIT_FAILURES, EXIT_ERRORS = 0, 1, 2
 SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
 BASELINES_DIR = Path(kconform.baselines.__file__).resolve().parent
 DEFAULT_OUT = Path("reports") / "out"
@@ -55,45 +57,7 @@ class RunOptions:
     verbose: bool = False
     clients: str = ""  # client drivers for the client suites ("" = every installed one)
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
-    jobs: int = 1  # worker processes (kconform.shards); 1 runs in this process
-
-
-class Progress:
-    """A pytest plugin printing one line per case: counter, case, subject, verdict."""
-
-    def __init__(self, verbose: bool, label: str = "") -> None:
-        self.verbose = verbose
-        self.label = f"{label} " if label else ""  # which worker, with -j
-        self.total = 0
-        self.done = 0
-        self.claims: Path | None = None  # with -j: the count is the run's, over all workers
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.total = len(session.items)
-        claims = session.config.getoption("--kconform-claims", None)
-        self.claims = Path(claims) if claims else None
-        if self.claims is None:
-            print(f"kconform: {self.label}{self.total} case runs collected", flush=True)
-        elif self.label.startswith("j1 "):  # every worker collects the same cases
-            print(f"kconform: {self.total} case runs collected, shared by the workers", flush=True)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call" or (report.when == "setup" and report.skipped):
-            if self.claims is not None:
-                from kconform.shards import count_done
-
-                self.done = count_done(self.claims)
-            else:
-                self.done += 1
-            verdict = dict(report.user_properties).get("kconform_verdict", report.outcome)
-            flag = "!" if report.failed else " "
-            line = (
-                f"[{self.label}{self.done:>4}/{self.total}]{flag}{verdict:<13} "
-                f"{report.nodeid.split('::')[-1]}"
-            )
-            print(line, flush=True)
-            if report.failed and self.verbose and report.longrepr is not None:
-                print(str(report.longrepr), flush=True)
+    jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
 
 
 def default_baselines(subjects: str) -> list[Path]:
@@ -237,12 +201,10 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:
-    """The cases split over `options.jobs` workers (kconform.shards), their results merged into
-    `results_path`; pytest's exit code for the whole (the worst of the workers'). The workers'
-    files go in the report folder, named after the results file: not beside a `--json` placed
-    elsewhere, which would then hold a folder nobody asked for."""
-    from kconform.shards import claims_folder, run_workers, shard_results_path
-
+    """The cases split over `options.jobs` workers (kconform.plugin.workers), their results
+    merged into `results_path`; pytest's exit code for the whole (the worst of the workers').
+    The workers' files go in the report folder, named after the results file: not beside a
+    `--json` placed elsewhere, which would then hold a folder nobody asked for."""
     count = options.jobs
     anchor = report / results_path.name
     paths = [shard_results_path(anchor, i) for i in range(1, count + 1)]

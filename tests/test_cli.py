@@ -11,9 +11,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from kconform.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
+from kconform.cli import main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
+from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 from kconform.reports.model import SCHEMA_PATH, RunResults
 from kconform.runner import output_dir
 
@@ -302,7 +303,7 @@ def test_a_run_that_judged_nothing_never_exits_0(
 
 def test_exit_code_judges_nothing_as_not_ok() -> None:
     from kconform.reports.model import CaseResult
-    from kconform.runner import EXIT_ERRORS, exit_code
+    from kconform.runner import exit_code
 
     def result(verdict: str, case: str) -> CaseResult:
         return CaseResult(case, "t", "s", "MUST", "KIP-714", "c", "client", "i", "1", verdict,
@@ -326,6 +327,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
     monkeypatch.setenv("KCONFORM_KAFKA_DISTS", str(tmp_path / "none"))
     monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("KCONFORM_KAFKA_DOWNLOAD", raising=False)
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")
     out = tmp_path / "run"
     args = ["run", "--target", "reference,apache:9.9.9", "--brokers", "1",
             "--cases", "kip511.apiversions.valid_software_accepted", "--out", str(out)]  # fmt: skip
@@ -343,7 +345,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
 
 def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
     from kconform.reports.model import CaseResult
-    from kconform.runner import EXIT_ERRORS, exit_code
+    from kconform.runner import exit_code
 
     def result(verdict: str, subject: str) -> CaseResult:
         return CaseResult("c", "t", "s", "MUST", "KIP-714", subject, "broker", "i", "1", verdict,

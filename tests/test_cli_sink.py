@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from fake_sink import FakeSink, fake_cluster
 
-from kconform.cli import EXIT_OK, EXIT_USAGE, main
+from kconform.cli import main
+from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.reports.model import RunResults
 from kconform.runner import RunOptions, pytest_args

@@ -14,23 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from kconform.cli import EXIT_USAGE, main
-from kconform.reports.model import RunResults, merge_runs
-from kconform.runner import worst_exit
-from kconform.shards import (
+from kconform.cli import main
+from kconform.exit_codes import EXIT_USAGE
+from kconform.plugin.scheduling import (
     Group,
     Shard,
     assign,
     claim_order,
-    claims_folder,
     count_done,
-    default_jobs,
-    default_run_jobs,
     parse_shard,
-    shard_results_path,
     share,
     try_claim,
 )
+from kconform.plugin.workers import (
+    claims_folder,
+    default_jobs,
+    default_run_jobs,
+    shard_results_path,
+)
+from kconform.reports.model import RunResults, merge_runs
+from kconform.runner import worst_exit
 
 
 def test_a_shard_is_i_of_n() -> None:

@@ -19,36 +19,13 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from kconform.engine.model import CaseInfo
+from kconform.errors import CaseAbort, HarnessDefect, Inconclusive, PreconditionUnmet
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.wirelog import WireEntry, WireLog
 from kconform.reports.model import Expectation
 
 _unique = itertools.count(1)
-
-
-class CaseAbort(Exception):
-    """A required expectation failed; the rest of the case cannot run meaningfully."""
-
-
-class Inconclusive(Exception):
-    """The harness could not decide (the target did something the case cannot judge)."""
-
-
-class Unsupported(Exception):
-    """The subject lacks what this case needs, found out only once the case ran (a static
-    setting it cannot change, say); the message says what is missing."""
-
-
-class PreconditionUnmet(Exception):
-    """The subject did not bring about what the case judges (no Terminating push was sent, one
-    broker where two are needed): the case is not applicable, which is neither a fail nor an
-    error of the harness."""
-
-
-class HarnessDefect(Exception):
-    """Something the harness itself guarantees did not hold (a value its own earlier step must
-    have set): an `error` verdict, never a `fail` of the subject."""
 
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ Layers, left to right (each imports only what is to its left):
     -> ledger, delivery (pure: events in, per-interval samples and SLO facts out)
     -> objectives, judge, samples, report (the SLOs, rules of the book, declared; verdicts as
        `soak.*` results, Parquet, the soak page)
-    -> run, command (the coordinator and `kconform soak`)
+    -> run (the coordinator; its command line, `kconform soak`, is kconform.cli.soak)
 
 `pipelines/soak.py` turns the samples into the report's tables with Spark.
 """

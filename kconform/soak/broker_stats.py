@@ -1,15 +1,19 @@
 """Broker memory, open connections and cached client instances, where the target can show them.
 
-- `apache`: each node's JVM resident memory (the nanny's descendants in /proc) and its
-  ESTABLISHED TCP connections on the client port (/proc/net/tcp); from the sink plugin's
-  `/broker-metrics`: the cached client instances (`client-metrics` `instance-count`, Kafka
-  3.8+; Apache 3.7 has no such gauge) and the JVM heap in use.
-- `external --sink`: what the plugin shows (instances, heap in use, `connection-count` of the
-  listeners); the resident memory of a remote JVM is not readable.
-- `reference` (`RestartableReferenceTarget`): the resident memory of the process hosting it (the
-  coordinator: it also holds the soak's own bookkeeping, so growth is an upper bound), the
-  proxy's client connections, and every node's instance cache (Kafka's `instance-count`).
-- anything else: nothing (the memory SLO is then unsupported).
+What can be read is the target kind's declaration (`TargetKind.soak_stats`), not a guess:
+
+- `local_jvms` (`apache`): each node's JVM resident memory (the nanny's descendants in /proc)
+  and its ESTABLISHED TCP connections on the client port (/proc/net/tcp); from the sink
+  plugin's `/broker-metrics`: the cached client instances (`client-metrics` `instance-count`,
+  Kafka 3.8+; Apache 3.7 has no such gauge) and the JVM heap in use.
+- `sink_plugin` (`external --sink`, `kraft`): what the plugin shows (instances, heap in use,
+  `connection-count` of the listeners); the resident memory of a remote JVM is not readable.
+  Without a plugin (`librdkafka_mock`, `external` without `--sink`): nothing (the memory SLO is
+  then unsupported).
+- `in_process` (`reference`, as `RestartableReferenceTarget`): the resident memory of the
+  process hosting it (the coordinator: it also holds the soak's own bookkeeping, so growth is an
+  upper bound), the proxy's client connections, and every node's instance cache (Kafka's
+  `instance-count`).
 
 Readers block briefly (/proc, the target's lock): call them in a thread.
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform.fixtures.targets.base import BrokerTarget, TargetError
+from kconform.fixtures.targets.kind import SoakStats
 from kconform.fixtures.targets.sink_cluster import SinkClient
 from kconform.soak.sink import sink_endpoints
 
@@ -68,13 +73,13 @@ def established_on(ports: set[int]) -> int:
 class BrokerStats:
     """What `read()` returns: memory_bytes, connections, cached_instances (None: unknown)."""
 
-    def __init__(self, target: BrokerTarget) -> None:
+    def __init__(self, target: BrokerTarget, source: SoakStats) -> None:
         self.target = target
         endpoints = sink_endpoints(target, every_node=False).values()
         self.sinks = [SinkClient(host, port) for host, port in endpoints]
-        if hasattr(target, "instance_counts"):
+        if source == "in_process":
             self.kind = "reference"
-        elif hasattr(target, "pids"):
+        elif source == "local_jvms":
             self.kind = "apache"
         else:
             self.kind = "external" if self.sinks else "none"

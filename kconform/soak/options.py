@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform.fixtures.targets.base import BrokerTarget, Capability
-from kconform.fixtures.wirelog import WireLog
+from kconform.fixtures.targets.kind import TargetKind
 from kconform.soak.delivery import DeliveryMatcher
 from kconform.soak.ledger import Ledger
 from kconform.soak.objectives import Thresholds
@@ -86,9 +86,9 @@ class SoakRun:
     real_clients: list[dict[str, Any]] = field(default_factory=list)
 
 
-def make_target(options: SoakOptions) -> BrokerTarget:
-    """The target, restartable where the kind allows (the reference gets restarts here)."""
-    from kconform.fixtures.targets.registry import create_target, parse_targets
+def make_target(options: SoakOptions) -> tuple[BrokerTarget, TargetKind]:
+    """The target (restartable where the kind allows: `TargetKind.soak_create`) and its kind."""
+    from kconform.fixtures.targets.registry import create_soak_target, parse_targets
 
     (spec,) = parse_targets(
         options.target,
@@ -96,14 +96,7 @@ def make_target(options: SoakOptions) -> BrokerTarget:
         bootstrap=options.bootstrap_server,
         sink=options.sink,
     )
-    if spec.kind == "reference":
-        from kconform.fixtures.targets.reference_restart import RestartableReferenceTarget
-
-        # a small wire log: hours of pushes must not fill memory with frames nobody reads
-        return RestartableReferenceTarget(
-            spec.brokers, mutants=spec.mutants, wire_log=WireLog(max_entries=2000)
-        )
-    return create_target(spec)
+    return create_soak_target(spec)
 
 
 def progress_line(row: dict[str, Any]) -> str:

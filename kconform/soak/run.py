@@ -110,7 +110,7 @@ class Coordinator:
         from kconform.fixtures.targets.base import TargetUnavailable
 
         o = self.options
-        target = make_target(o)
+        target, kind = make_target(o)
         self.target = target
         try:
             await asyncio.to_thread(target.start)
@@ -124,7 +124,7 @@ class Coordinator:
         ledger = Ledger(time.time(), interval_s, o.thresholds.lockout_intervals)
         self.run.ledger, self.run.matcher = ledger, DeliveryMatcher()
         self.run.writer = SampleWriter(o.out, run_id=self.run.run_id, shard=o.shard[0])
-        stats = BrokerStats(target)
+        stats = BrokerStats(target, kind.soak_stats)
         self.run.memory_source = stats.memory_source if stats.readable else ""
         if target.has(Capability.TELEMETRY_SINK):
             self.sink = sink_reader(target)

@@ -24,8 +24,9 @@ from kconform.codecs.messages import (
 from kconform.codecs.schema import Message
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ZERO_UUID
-from kconform.engine.check import Check, Inconclusive, present
+from kconform.engine.check import Check, present
 from kconform.engine.payloads import payload as payload  # re-exported for the cases
+from kconform.errors import Inconclusive
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
 

@@ -22,7 +22,8 @@ from kconform.codecs.messages import (
     MetadataRequest,
     ProduceRequest,
 )
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
+from kconform.errors import Inconclusive
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import BROKER, DELETE, SET, ApiRange
 from kconform.fixtures.targets.base import BrokerTarget, Capability, PartitionMetric

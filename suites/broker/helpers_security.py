@@ -15,7 +15,8 @@ from kconform.codecs.errors import error_name
 from kconform.codecs.messages import ApiVersionsRequest
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError, kafka_uuid_str
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
+from kconform.errors import Inconclusive
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError
 from kconform.suites.broker.helpers import push

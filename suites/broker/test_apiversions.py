@@ -10,8 +10,9 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
-from kconform.engine.check import Check, Unsupported, present
+from kconform.engine.check import Check, present
 from kconform.engine.model import Family, Level, case
+from kconform.errors import Unsupported
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import err

@@ -16,8 +16,9 @@ from kconform.codecs.compression import compress
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.otlp import build_metrics_data, gauge
 from kconform.codecs.schema import Message
-from kconform.engine.check import Check, Inconclusive, Unsupported
+from kconform.engine.check import Check
 from kconform.engine.model import Level, case
+from kconform.errors import Inconclusive, Unsupported
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import (

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from kconform.codecs.compression import CompressionType
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.model import Family, Level, case
+from kconform.errors import Inconclusive
 from kconform.fixtures.targets.base import BrokerTarget, TargetError
 from kconform.suites.broker.helpers import (
     session,

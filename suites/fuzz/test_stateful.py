@@ -23,13 +23,14 @@ from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
 from kconform.codecs.messages import GetTelemetrySubscriptionsRequest
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.fuzz import budget
 from kconform.engine.fuzz.actions import PROPAGATION_LIMIT, World
 from kconform.engine.fuzz.engine import FuzzSession, fuzz_cases
 from kconform.engine.fuzz.machine import TelemetryMachine
 from kconform.engine.fuzz.model import ORACLE_RULES
 from kconform.engine.model import Level, case
+from kconform.errors import Inconclusive
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 DEFAULT_INTERVAL_MS = 300_000

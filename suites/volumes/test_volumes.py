@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.model import Level, case
 from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
+from kconform.errors import Inconclusive
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 # the first case on a target makes the volume run the others judge: a Spark session, a produced

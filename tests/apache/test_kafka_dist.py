@@ -22,6 +22,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("KCONFORM_KAFKA_DISTS", raising=False)
     monkeypatch.delenv("KCONFORM_KAFKA_DOWNLOAD", raising=False)
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")  # no network here: test_maven_release has it
 
 
 def clients_jar(version: str, *, exporter: bool = False) -> bytes:
@@ -88,8 +89,8 @@ def test_a_missing_version_names_every_way_to_provide_it(
     with pytest.raises(DistributionUnavailable) as info:
         kafka_dist.resolve("3.9.0")
     text = str(info.value)
-    for way in ("not found", str(tmp_path), ".tgz", "KCONFORM_KAFKA_DISTS",
-                "KCONFORM_KAFKA_DOWNLOAD=1"):  # fmt: skip
+    for way in ("not found", str(tmp_path), ".tgz", "KCONFORM_KAFKA_DISTS", "Maven Central",
+                "mvn", "KCONFORM_KAFKA_DOWNLOAD=1"):  # fmt: skip
         assert way in text
 
 

@@ -34,6 +34,7 @@ def no_distributions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(kafka_dist.DISTS_ENV, str(dists))
     monkeypatch.setenv(kafka_dist.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv(kafka_dist.DOWNLOAD_ENV, raising=False)
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")  # nor from Maven Central
     monkeypatch.delenv(CLASSPATH_ENV, raising=False)
     return dists
 

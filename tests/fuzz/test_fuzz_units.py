@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from kconform.cli.fuzz import add_arguments, fuzz_table, run_fuzz
 from kconform.codecs.compression import CompressionError, decompress
 from kconform.codecs.framing import decode_request
 from kconform.codecs.messages import (
@@ -24,7 +25,6 @@ from kconform.engine.fuzz import actions, budget, corpus, inputs, mutations, ora
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.fuzz.model import TimedModel, signature
 from kconform.fixtures.reference import RequestContext
-from kconform.fuzzing import add_arguments, fuzz_table, run_fuzz
 from kconform.reports.model import CaseResult, Expectation, RunResults
 
 FEW = settings(
@@ -318,8 +318,8 @@ def test_the_stateful_oracle_names_the_rule_the_reference_enforces_for_each_erro
 def test_a_mismatch_cites_the_push_rule_never_the_get_rule() -> None:
     """An unmapped push error used to fall back to the Get rule (issue 28)."""
     from kconform.codecs.errors import ErrorCode
-    from kconform.engine.check import HarnessDefect
     from kconform.engine.fuzz import model
+    from kconform.errors import HarnessDefect
 
     accepted = model.PUSH_RULES[ErrorCode.NONE]
     # the target refuses with an error no rule names a push the reference accepts

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.model import CaseInfo, Level
 from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
+from kconform.errors import Inconclusive
 from kconform.pipelines.spark import LazySpark
 
 INFO = CaseInfo(

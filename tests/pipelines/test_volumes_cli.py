@@ -1,4 +1,4 @@
-"""`kconform volumes` (kconform.volumes_cli): one-line usage errors, and a whole small run."""
+"""`kconform volumes` (kconform.cli.volumes): one-line usage errors, and a whole small run."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from kconform.cli.volumes import main
 from kconform.engine.volumes.run import LEDGER_FILE, RUN_FILE, SAMPLES_FILE
 from kconform.pipelines.volumes_model import SUMMARY_FILE
-from kconform.volumes_cli import main
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_a_volume_run_stopped_midway_undoes_its_work_and_exits_2(stop: str, tmp_
     import time
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "kconform.volumes_cli", "--brokers", "1", "--topics", "1",
+        [sys.executable, "-m", "kconform.cli", "volumes", "--brokers", "1", "--topics", "1",
          "--records", "500000", "--no-spark", "--out", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -156,7 +156,7 @@ def test_spark_that_cannot_start_is_a_usage_error_that_keeps_the_evidence(tmp_pa
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "kconform.volumes_cli", "--brokers", "1", "--topics", "1",
+        [sys.executable, "-m", "kconform.cli", "volumes", "--brokers", "1", "--topics", "1",
          "--records", "20", "--master", "bogus[2]", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip

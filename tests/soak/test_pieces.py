@@ -12,8 +12,8 @@ import pytest
 from fake_sink import FakeSink
 
 from kconform.cli import main
+from kconform.cli.soak import add_arguments, options_from
 from kconform.soak import report, tables
-from kconform.soak.command import add_soak_parser, options_from
 from kconform.soak.delivery import push_stamp
 from kconform.soak.latency import LATENCY_BUCKETS_MS, histogram_percentile, latency_histogram
 from kconform.soak.payload import PayloadBuilder, make_profile
@@ -185,8 +185,8 @@ def test_the_page_is_self_contained_with_faults_on_every_plot() -> None:
 
 def parsed(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_soak_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["soak", *argv])
+    add_arguments(parser)
+    return parser.parse_args(argv)
 
 
 def test_flags_become_options() -> None:

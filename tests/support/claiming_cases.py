@@ -8,7 +8,7 @@ import pytest
 
 from kconform.engine.model import CaseInfo
 from kconform.fixtures.reference.mutants import MUTANTS
-from kconform.plugin import case_info, subject_label
+from kconform.plugin.items import case_info, subject_label
 
 
 def claimed(info: CaseInfo, target_label: str) -> bool:

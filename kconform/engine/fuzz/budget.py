@@ -14,6 +14,8 @@ import re
 import time
 from dataclasses import dataclass
 
+from kconform.errors import UsageError
+
 BUDGET_ENV = "KCONFORM_FUZZ_BUDGET"
 """Seconds for all fuzz cases of the run together (set by `kconform fuzz --budget`)."""
 DEADLINE_ENV = "KCONFORM_FUZZ_DEADLINE"
@@ -30,7 +32,7 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}
 _BUDGET = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
 
 
-class BudgetError(ValueError):
+class BudgetError(UsageError, ValueError):
     """A budget that is not `<number>[s|m|h]`."""
 
 

@@ -32,9 +32,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.errors import FlakyFailure
 
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.fuzz.budget import Limits
 from kconform.engine.fuzz.corpus import corpus_root, database, is_selftest, save_trace
+from kconform.errors import HarnessDefect, Inconclusive
 from kconform.fixtures.targets.base import BrokerAddress, BrokerTarget, TargetError
 from kconform.fixtures.wirelog import WireEntry, WireLog
 
@@ -49,8 +50,17 @@ class BudgetSpent(BaseException):
     """Ends Hypothesis' run: time is up, the case was cancelled, or the target is gone."""
 
 
-class HarnessBug(BaseException):
-    """The harness itself failed inside an example; the case's verdict is `error`, not `fail`."""
+class DefectEscape(BaseException):
+    """Carries a `HarnessDefect` out of an example: Hypothesis takes any Exception for a
+    finding and would shrink it, so the defect travels as a BaseException until `run` has it."""
+
+    def __init__(self, defect: HarnessDefect) -> None:
+        super().__init__(str(defect))
+        self.defect = defect
+
+
+def _escape(message: str) -> DefectEscape:
+    return DefectEscape(HarnessDefect(message))
 
 
 @dataclass
@@ -96,7 +106,7 @@ class FuzzSession:
             return future.result(timeout + IO_MARGIN)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise HarnessBug(f"the case loop did not finish I/O within {timeout:.0f}s") from None
+            raise _escape(f"the case loop did not finish I/O within {timeout:.0f}s") from None
 
     def guard(self) -> None:
         """Stop the search when time is up (see the module docstring)."""
@@ -150,21 +160,21 @@ class FuzzSession:
     async def run(self, test: Callable[[], None]) -> None:
         """Run a Hypothesis test (a @given function or a state machine) on a worker thread."""
 
-        def body() -> str | HarnessBug:
+        def body() -> str | HarnessDefect:
             try:
                 test()
             except BudgetSpent as spent:
                 return f"stopped: {spent}"
-            except HarnessBug as bug:
-                return bug
+            except DefectEscape as escaped:
+                return escaped.defect
             except Exception as exc:  # Hypothesis re-raising the (shrunk) failure, or Flaky
                 # Stopping a state machine mid-example makes Hypothesis see "inconsistent data
                 # generation" and raise that instead: what we raised is in the context chain.
                 cause = _ours(exc)
                 if isinstance(cause, BudgetSpent):
                     return f"stopped: {cause}"
-                if isinstance(cause, HarnessBug):
-                    return cause
+                if isinstance(cause, DefectEscape):
+                    return cause.defect
                 if isinstance(exc, FlakyFailure) and self.best is not None:
                     # A real target's answer can depend on timing: replayed, the failing
                     # example passed (or failed elsewhere). What it did the first time stands.
@@ -182,7 +192,7 @@ class FuzzSession:
         except asyncio.CancelledError:
             self.stop.set()  # the worker thread stops at its next guard
             raise
-        if isinstance(ended, HarnessBug):
+        if isinstance(ended, HarnessDefect):
             raise Inconclusive(f"harness failure inside an example: {ended}") from ended
         self.ended_by = ended
         if ended.startswith("hypothesis reported") and self.best is None:
@@ -220,28 +230,28 @@ R = TypeVar("R")
 def guarded(step: Callable[..., R]) -> Callable[..., R]:
     """An example (or state machine rule) whose unexpected exceptions are the harness's.
 
-    A finding is an AssertionError; BudgetSpent and HarnessBug pass through. Anything else
-    becomes a HarnessBug: Hypothesis would take it for a finding, shrink it, and the verdict
-    would blame the target for the harness's own failure."""
+    A finding is an AssertionError; BudgetSpent and DefectEscape pass through. Anything else
+    becomes a HarnessDefect in a DefectEscape: Hypothesis would take it for a finding, shrink
+    it, and the verdict would blame the target for the harness's own failure."""
 
     @functools.wraps(step)
     def run(*args: Any, **kwargs: Any) -> R:
         try:
             return step(*args, **kwargs)
-        except (AssertionError, BudgetSpent, HarnessBug):
+        except (AssertionError, BudgetSpent, DefectEscape):
             raise
         except Exception as exc:
-            raise HarnessBug(f"{step.__name__}: {type(exc).__name__}: {exc}") from exc
+            raise _escape(f"{step.__name__}: {type(exc).__name__}: {exc}") from exc
 
     return run
 
 
 def _ours(error: BaseException) -> BaseException | None:
-    """The BudgetSpent or HarnessBug `error` was raised while handling, if any."""
+    """The BudgetSpent or DefectEscape `error` was raised while handling, if any."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
-        if isinstance(current, BudgetSpent | HarnessBug):
+        if isinstance(current, BudgetSpent | DefectEscape):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
@@ -298,7 +308,7 @@ class Arena:
         try:
             fresh.start()
         except TargetError as exc:
-            raise HarnessBug(f"cannot start a fresh {self.shared.name}: {exc}") from exc
+            raise _escape(f"cannot start a fresh {self.shared.name}: {exc}") from exc
         self.private = self.current = fresh
         self.spent = None
         self.respawns += 1

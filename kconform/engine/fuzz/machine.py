@@ -54,6 +54,7 @@ from kconform.engine.fuzz import actions as a
 from kconform.engine.fuzz import model as m
 from kconform.engine.fuzz.engine import guarded
 from kconform.engine.fuzz.judge import Judge
+from kconform.errors import SubjectViolation
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.reference import RequestContext
 
@@ -61,7 +62,7 @@ MAX_CONNECTIONS = 3
 MAX_WAIT_MS = 300  # a wait never exceeds this, whatever the interval (300000 without a match)
 
 
-class Mismatch(AssertionError):
+class Mismatch(SubjectViolation, AssertionError):
     """The target answered differently from the model."""
 
 

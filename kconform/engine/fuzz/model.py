@@ -31,7 +31,7 @@ from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.framing import RequestFrame, decode_request
 from kconform.codecs.messages import RequestHeader, request_header_version
 from kconform.codecs.schema import Message
-from kconform.engine.check import HarnessDefect
+from kconform.errors import HarnessDefect
 from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
 from kconform.fixtures.reference.validation import PUSH_ERROR_RULES
 from kconform.rules import rule

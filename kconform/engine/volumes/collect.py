@@ -36,6 +36,7 @@ from kconform.codecs.messages import (
 )
 from kconform.codecs.otlp import OtlpDecodeError, flatten, parse_metrics_data
 from kconform.codecs.records import RecordBatchHeader, read_batches
+from kconform.errors import Unmet
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import BROKER, AdminError, ApiRange, ClusterAdmin
 from kconform.fixtures.targets.base import BrokerTarget, PartitionMetric, TargetError
@@ -136,7 +137,7 @@ class ReadBack:
     trimmed: dict[tuple[str, int], int] = field(default_factory=dict)  # -> log start offset
 
 
-class LogTrimmed(Exception):
+class LogTrimmed(Unmet):
     """The broker answered OFFSET_OUT_OF_RANGE: its log of the partition starts later."""
 
     def __init__(self, log_start: int) -> None:

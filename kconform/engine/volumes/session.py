@@ -14,9 +14,10 @@ from typing import Any
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from kconform.engine.check import Check, Inconclusive
+from kconform.engine.check import Check
 from kconform.engine.volumes.run import VolumeRun, compare, run_volumes
 from kconform.engine.volumes.workload import Workload
+from kconform.errors import Inconclusive
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.pipelines.spark import LazySpark
 from kconform.pipelines.volumes_model import RESULT_DIR

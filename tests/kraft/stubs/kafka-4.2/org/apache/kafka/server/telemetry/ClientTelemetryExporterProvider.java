@@ -4,5 +4,5 @@
 package org.apache.kafka.server.telemetry;
 
 public interface ClientTelemetryExporterProvider {
-    ClientTelemetryExporter clientExporter();
+    ClientTelemetryExporter clientTelemetryExporter();
 }

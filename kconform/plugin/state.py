@@ -1,6 +1,10 @@
 """What the kconform pytest plugin keeps for one session: the targets it started, the results it
 has recorded (flushed to the results file as the run goes), and the verdict baselines; and how
-one result is written down: its evidence (the wire log) and the text of a failure."""
+one result is written down: its evidence (the wire log) and the text of a failure.
+
+The hooks here create the session's `RunState` and close it: an interrupted session (Ctrl-C,
+SIGTERM, `-x`) writes what it has as an interrupted run.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError
 from kconform.fixtures.targets.registry import TargetSpec, create_target
 from kconform.reports.model import CaseResult, RunResults, layered_baselines
 
-__all__ = ["FLUSH_EVERY", "RunState", "evidence", "format_failure"]
+__all__ = ["CHECK", "FLUSH_EVERY", "STATE", "RunState", "evidence", "format_failure"]
 
 FLUSH_EVERY = 2.0  # seconds between results-file rewrites during a run
 MAX_LOG_ENTRIES = 200
@@ -45,6 +49,7 @@ class RunState:
         self.withheld = _capabilities(config.getoption("--without"))
         self.unavailable: dict[str, str] = {}
         self.failed_must: set[str] = set()
+        self.interrupted = False  # set when the session ends interrupted (pytest_sessionfinish)
         self._runtime: LoopThread | None = None
         self._flushed = 0.0
 
@@ -106,14 +111,37 @@ class RunState:
         if self.results_path is not None:
             self.results.write(self.results_path)
 
-    def close(self, interrupted: bool) -> None:
+    def close(self) -> None:
         for target in self.targets.values():
             target.stop()
         if self._runtime is not None:
             self._runtime.stop()
         self.results.finished = time.time()
-        self.results.interrupted = interrupted
+        self.results.interrupted = self.interrupted
         self.flush()
+
+
+STATE = pytest.StashKey[RunState]()
+"""The session's RunState, on the config's stash."""
+CHECK = pytest.StashKey[Check]()
+"""A case's Check, on its item's stash (set by the `check` fixture, read by the verdict hook)."""
+
+
+@pytest.hookimpl(trylast=True)  # after the options are checked (kconform.plugin.options)
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STATE] = RunState(config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is not None and exitstatus == pytest.ExitCode.INTERRUPTED:
+        state.interrupted = True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
 
 
 def _capabilities(text: str) -> frozenset[Capability]:

@@ -3,7 +3,7 @@
 The same run the `kip977.volumes.*` cases make, with the workload in the user's hands (topics,
 partitions, records, value sizes, key skew, compression) and the evidence kept: `ledger.parquet`,
 `samples.parquet`, `run.json`, `volumes-result.parquet` and `volumes-summary.json` in `--out`.
-Exit codes as `kconform run`: 0 every source agrees with the ledger, 1 a mismatch or a missing
+Exit codes (kconform.exit_codes): 0 every source agrees with the ledger, 1 a mismatch or a missing
 reading, 2 the run could not be made (bad flags, target unavailable, nothing delivered).
 """
 
@@ -17,27 +17,31 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+from kconform.cli.base import Command, Parser
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE
+
+__all__ = ["COMMAND", "main", "render_table"]
+
 DEFAULT_OUT = Path("reports") / "out"
 SHOWN_ROWS = 20
 
+HELP = (
+    "produce a known keyed volume and compare the target's partition "
+    "metrics with it (KIP-977 meters, end offsets, client telemetry; Spark)"
+)
 
-BROKERS_HELP = "nodes per target (default: 3 embedded, 1 for apache and kraft)"
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
 
-def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
-    """Add `volumes` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
-    p: argparse.ArgumentParser = sub.add_parser(
-        "volumes",
-        help="produce a known keyed volume and compare the target's partition "
-        "metrics with it (KIP-977 meters, end offsets, client telemetry; Spark)",
-    )
-    p.add_argument("--target", default="reference", help="one target (default: reference)")
+    p.add_argument("--target", default="reference",
+                   help=f"one target: {targets_help()} (default: reference)")  # fmt: skip
     p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     p.add_argument(
         "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
     )
-    p.add_argument("--brokers", type=int, default=None, help=BROKERS_HELP)
+    p.add_argument("--brokers", type=int, default=None, help=brokers_help())
     p.add_argument("--topics", type=int, default=2)
     p.add_argument("--partitions", type=int, default=3, help="per topic")
     p.add_argument("--records", type=int, default=300, help="per topic")
@@ -51,11 +55,9 @@ def add_volumes_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="default reports/out/volumes-<time>")
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     p.add_argument("--no-spark", action="store_true", help="write ledger and samples only")
-    p.set_defaults(func=command)
-    return p
 
 
-def command(args: argparse.Namespace, spark: Any = None) -> int:
+def run(args: argparse.Namespace, spark: Any = None) -> int:
     """Run `kconform volumes`; `spark` lets a caller (a test) lend its session.
 
     Ctrl-C and SIGTERM (a cancelled CI job) end it the same way: the run's settings on the
@@ -80,7 +82,6 @@ def command(args: argparse.Namespace, spark: Any = None) -> int:
 def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
     from kconform.engine.volumes.run import VolumeRun, compare
     from kconform.fixtures.targets.base import TargetError
-    from kconform.usage import UsageError
 
     workload = _workload(args)
     try:
@@ -132,7 +133,6 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
 
 def _workload(args: argparse.Namespace) -> Any:
     from kconform.engine.volumes.workload import Workload
-    from kconform.usage import UsageError
 
     low, sep, high = str(args.value_bytes).partition(":")
     try:
@@ -163,7 +163,6 @@ def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> 
     from kconform.fixtures.targets.base import Capability
     from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
     from kconform.fixtures.wirelog import WireLog
-    from kconform.usage import UsageError
 
     try:
         specs = parse_targets(
@@ -258,20 +257,17 @@ def render_table(summary: dict[str, Any], limit: int = SHOWN_ROWS) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, *, spark: Any = None) -> int:
-    """`python -m kconform.volumes_cli [flags]`: the subcommand without the rest of the CLI."""
-    from kconform.cli import _Parser
-    from kconform.usage import UsageError
-
-    parser = _Parser(prog="kconform")
-    add_volumes_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
-    args = parser.parse_args(["volumes", *(sys.argv[1:] if argv is None else argv)])
+def main(argv: list[str], *, spark: Any = None) -> int:
+    """`kconform volumes [argv]` in this process, with a Spark session lent by the caller (a
+    test); bad flags and input are one line on stderr and exit 2, as from the command."""
+    parser = Parser(prog="kconform volumes")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
     try:
-        return command(args, spark)
+        return run(args, spark)
     except UsageError as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+COMMAND = Command("volumes", HELP, add_arguments, run)

@@ -1,6 +1,7 @@
 """`kconform soak`: a fleet of simulated telemetry clients against one target, then the verdicts.
 
-Exit codes as `kconform run`: 0 every SLO met, 1 an SLO failed, 2 the soak could not decide
+The soak engine is kconform.soak; this module is its command line. Exit codes
+(kconform.exit_codes): 0 every SLO met, 1 an SLO failed, 2 the soak could not decide
 (an SLO in error, the target unavailable, an interrupted run, bad flags). Ctrl-C stops the
 fleet cleanly and still writes every report; a second Ctrl-C stops harder.
 """
@@ -14,23 +15,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+from kconform.cli.base import Command
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK, EXIT_USAGE
+
+__all__ = ["COMMAND", "add_arguments", "options_from", "soak"]
+
 DEFAULT_OUT = Path("reports") / "out"
 CADENCE_HELP = "none, once (default) or a period such as 2m"
 
 
-def add_soak_parser(sub: Any) -> argparse.ArgumentParser:
-    """Add `soak` to the `kconform` subcommands (`sub` is build_parser's subparsers)."""
-    p: argparse.ArgumentParser = sub.add_parser(
-        "soak",
-        help="thousands of simulated telemetry clients against a broker for minutes to "
-        "hours, with churn and restarts; SLO verdicts, plots and a night-over-night diff",
-    )
+HELP = (
+    "thousands of simulated telemetry clients against a broker for minutes to "
+    "hours, with churn and restarts; SLO verdicts, plots and a night-over-night diff"
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from kconform.fixtures.targets.registry import brokers_help, targets_help
+
     arg = p.add_argument
-    arg("--target", default="reference", help="one target (default: reference)")
+    arg("--target", default="reference", help=f"one target: {targets_help()} (default: reference)")
     arg("--bootstrap-server", default=None, help="host:port of an existing cluster (external)")
     arg("--sink", default=None, help="http://host:port[,...]: the sink plugin on each broker")
-    arg("--brokers", type=int, default=None, help="nodes (default: 3 embedded, 1 apache/kraft)")
+    arg("--brokers", type=int, default=None, help=brokers_help())
     arg("--duration", default="60s", help="8h, 20m, 60s (default 60s)")
     arg("--clients", type=int, default=200, help="simulated clients at the start (default 200)")
     arg("--out", type=Path, default=None, help="output folder (default reports/out/soak-<time>)")
@@ -101,8 +109,6 @@ def add_soak_parser(sub: Any) -> argparse.ArgumentParser:
     arg("--master", default="local[2]", help="Spark master (default local[2])")
     arg("--report", type=Path, default=None, help="only re-render the soak page of this folder")
     arg("-q", "--quiet", action="store_true", help="no line per sample interval")
-    p.set_defaults(func=command)
-    return p
 
 
 def options_from(args: argparse.Namespace) -> Any:
@@ -167,9 +173,7 @@ def options_from(args: argparse.Namespace) -> Any:
     )
 
 
-def command(args: argparse.Namespace) -> int:
-    from kconform.usage import UsageError
-
+def run(args: argparse.Namespace) -> int:
     if args.report is not None:
         from kconform.soak.outputs import rerender
 
@@ -263,3 +267,6 @@ def soak(
     if run.unavailable:
         return EXIT_USAGE
     return exit_code(results, 0)
+
+
+COMMAND = Command("soak", HELP, add_arguments, run)

@@ -1,5 +1,4 @@
-"""`kconform messages` and `kconform decode`: the codec's declarations and one frame decoded,
-from the command line."""
+"""`kconform decode`: one request or response frame, given as hex, decoded by the codec."""
 
 from __future__ import annotations
 
@@ -7,31 +6,22 @@ import argparse
 import json
 import sys
 
-from kconform.usage import EXIT_FAILURES, EXIT_OK, UsageError
+from kconform.cli.base import Command
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_FAILURES, EXIT_OK
 
-__all__ = ["cmd_decode", "cmd_messages"]
+__all__ = ["COMMAND"]
 
 
-def cmd_messages(args: argparse.Namespace) -> int:
-    from kconform.codecs.messages import ALL_MESSAGES
-
-    rows = [
-        {
-            "name": m.struct_name,
-            "api_key": m.api_key,
-            "kind": m.kind,
-            "versions": str(m.valid_versions),
-            "flexible": str(m.flexible_versions),
-        }
-        for m in ALL_MESSAGES
-    ]
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-        return EXIT_OK
-    for r in rows:
-        key = "-" if r["api_key"] is None else str(r["api_key"])
-        print(f"{key:>4}  {r['name']:<36} v{r['versions']:<6} flexible {r['flexible']}")
-    return EXIT_OK
+def add_arguments(decode: argparse.ArgumentParser) -> None:
+    decode.add_argument("hex", help="the frame, with or without its 4-byte size prefix")
+    decode.add_argument("--response", action="store_true", help="the frame is a response")
+    decode.add_argument("--api-key", type=int, help="for --response: the request's api key")
+    decode.add_argument("--api-version", type=int, help="for --response: the request's version")
+    decode.add_argument(
+        "--lenient", action="store_true", help="accept nulls in non-nullable fields"
+    )
+    decode.add_argument("--json", action="store_true", help="also print every field as JSON")
 
 
 def _hex_bytes(text: str) -> bytes:
@@ -48,7 +38,7 @@ def _strip_size_prefix(data: bytes) -> bytes:
     return data
 
 
-def cmd_decode(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from kconform.codecs.framing import decode_request, decode_response
     from kconform.codecs.wire import DecodeError
 
@@ -81,3 +71,6 @@ def _json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
     return str(value)
+
+
+COMMAND = Command("decode", "decode one request or response frame given as hex", add_arguments, run)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kconform.cli.base import Command
 from kconform.engine.fuzz.budget import (
     BUDGET_ENV,
     DEADLINE_ENV,
@@ -29,19 +30,23 @@ from kconform.engine.fuzz.budget import (
     BudgetError,
     parse_budget,
 )
+from kconform.exit_codes import EXIT_USAGE
 
-EXIT_USAGE = 2
+__all__ = ["COMMAND", "add_arguments", "fuzz_table", "run_fuzz"]
+
 CASE_TIMEOUT_MARGIN = 120.0
 """Seconds beyond the whole budget before the plugin gives up on one case: the case's own clock
 stops it long before, this only catches a harness that hangs."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `kconform fuzz` options (the CLI adds them to its `fuzz` subparser)."""
+    """The `kconform fuzz` options."""
+    from kconform.fixtures.targets.registry import targets_help
+
     parser.add_argument(
         "--target",
         default="reference",
-        help="reference, reference:<mutant>, librdkafka_mock, external, kraft[:v], apache:<v>",
+        help=targets_help(),
     )
     parser.add_argument(
         "--budget",
@@ -93,9 +98,9 @@ def run_fuzz(args: argparse.Namespace) -> int:
     import pytest
 
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+    from kconform.plugin.progress import Progress
     from kconform.reports.model import RunResults
     from kconform.runner import (
-        Progress,
         RunOptions,
         exit_code,
         output_dir,
@@ -166,3 +171,12 @@ def fuzz_table(results: object) -> str:
             f" {seen.get('examples/s', '-')!s:>7} {seen.get('distinct response shapes', '-')!s:>6}"
         )
     return "\n".join(rows)
+
+
+COMMAND = Command(
+    "fuzz",
+    "fuzz one target for a time budget: malformed requests, random sessions checked against the "
+    "reference model",
+    add_arguments,
+    run_fuzz,
+)

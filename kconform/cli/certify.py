@@ -1,0 +1,53 @@
+"""`kconform certify`: the client suites only, then a certificate-style summary per client."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kconform.cli.base import Command
+from kconform.cli.checks import JOBS_HELP, check_clients, jobs
+
+__all__ = ["COMMAND"]
+
+
+def add_arguments(certify: argparse.ArgumentParser) -> None:
+    from kconform.fixtures.clients.registry import clients_help, light_kinds
+
+    certify.add_argument("--client", required=True,
+                         help=clients_help())  # fmt: skip
+    certify.add_argument("--cases", default="")
+    certify.add_argument("--level", choices=("must", "should", "all"), default="all")
+    certify.add_argument("--out", type=Path, default=None)
+    certify.add_argument("--junit", type=Path, default=None)
+    certify.add_argument("--json", type=Path, default=None)
+    certify.add_argument("-v", "--verbose", action="store_true")
+    certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
+                         f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
+                         "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from kconform.plugin.workers import default_jobs
+    from kconform.reports.model import RunResults
+    from kconform.runner import RunOptions, certificate
+    from kconform.runner import run as run_suites
+
+    check_clients(args.client)
+    options = RunOptions(
+        targets="reference", clients=args.client, suites=["client"], out=args.out,
+        junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
+        use_default_baselines=False, verbose=args.verbose,
+        jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
+    )  # fmt: skip
+    code = run_suites(options)
+    results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
+    if results_path.exists():
+        print()
+        print(certificate(RunResults.read(results_path)))
+    return code
+
+
+COMMAND = Command(
+    "certify", "client suites only, with a certificate-style summary", add_arguments, run
+)

@@ -1,0 +1,74 @@
+"""Flag checks and help texts several subcommands share: a bad target, client, baseline or
+worker count is a UsageError (one line, exit 2) before anything starts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kconform.errors import UsageError
+
+__all__ = [
+    "JOBS_HELP",
+    "SINK_HELP",
+    "check_clients",
+    "check_targets",
+    "jobs",
+    "readable",
+]
+
+SINK_HELP = (
+    "http://host:port[,...]: the kconform sink plugin on each of the external cluster's brokers "
+    "(see `kconform plugin build`); the telemetry_sink cases are judged there too"
+)
+JOBS_HELP = (
+    "worker processes, each with its own targets and clients; cases judging one recorded "
+    "client run stay together, and a free worker takes the next case"
+)
+
+
+def jobs(text: str) -> int:
+    """-j N: a positive worker count."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of workers, not {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {count}")
+    return count
+
+
+def check_clients(clients: str) -> None:
+    """Unknown client names, and `command:` drivers describing capabilities kconform does not
+    know, are usage errors (a run would judge them against nothing and look certified)."""
+    from kconform.fixtures.clients.registry import check_clients as check
+    from kconform.fixtures.clients.registry import parse_clients
+
+    try:
+        check(parse_clients(clients) if clients.strip() else [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_targets(
+    targets: str, brokers: int | None, bootstrap: str | None, sink: str | None = None
+) -> None:
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+
+    try:
+        parse_targets(targets, brokers=brokers, bootstrap=bootstrap, sink=sink)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+
+
+def readable(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise UsageError(f"{what} file {path} does not exist")
+    from kconform.reports.model import load_baseline
+
+    if what == "baseline":
+        try:
+            load_baseline(path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return path

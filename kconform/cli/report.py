@@ -1,0 +1,41 @@
+"""`kconform report`: re-render one result folder's reports, or merge several into one."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kconform.cli.base import Command
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_OK
+
+__all__ = ["COMMAND"]
+
+
+def add_arguments(report: argparse.ArgumentParser) -> None:
+    report.add_argument("dirs", nargs="+", type=Path, help="result folders or results.json files")
+    report.add_argument("--out", type=Path, default=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kconform.reports.model import RunResults, merge_runs
+    from kconform.runner import output_dir, render_summary, write_reports
+
+    runs = []
+    for directory in args.dirs:
+        path = directory / "results.json" if directory.is_dir() else directory
+        try:
+            runs.append(RunResults.read(path))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    merged = merge_runs(runs)
+    out = args.out or output_dir(None)
+    out.mkdir(parents=True, exist_ok=True)
+    merged.write(out / "results.json")
+    write_reports(merged, out)
+    print(render_summary(merged))
+    print(f"report:  {out / 'index.html'}")
+    return EXIT_OK
+
+
+COMMAND = Command("report", "re-render or merge result folders", add_arguments, run)

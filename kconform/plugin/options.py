@@ -1,0 +1,142 @@
+"""The kconform pytest plugin's options and markers, and the Hypothesis budgets they choose.
+
+`--target`, `--client`, `--cases`, `--baseline` and the rest: what plain `pytest` and the
+`kconform` command (which passes them on, kconform.runner) both accept.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from kconform.fixtures.clients.registry import clients_help
+from kconform.fixtures.targets.registry import (
+    TargetSpec,
+    UnknownTarget,
+    brokers_help,
+    parse_targets,
+    targets_help,
+)
+
+__all__ = ["HYPOTHESIS_PROFILE_ENV", "target_specs"]
+
+HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
+
+# quick: the `make test` budget; deep: `tox -e fuzz` and nightly runs.
+settings.register_profile(
+    "quick", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "deep", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kconform")
+    group.addoption(
+        "--kconform-profile",
+        default=os.environ.get(HYPOTHESIS_PROFILE_ENV, "quick"),
+        choices=("quick", "deep"),
+        help="Hypothesis budget: quick (make test) or deep (tox -e fuzz). "
+        f"Default from ${HYPOTHESIS_PROFILE_ENV}, else quick.",
+    )
+    group.addoption(
+        "--target",
+        default="",
+        help=f"broker target(s), comma separated: {targets_help()} "
+        "(default: reference, or external with --bootstrap-server)",
+    )
+    group.addoption(
+        "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
+    )
+    group.addoption(
+        "--sink", default=None,
+        help="http://host:port[,...] of the kconform sink plugin on each of the external "
+        "cluster's brokers (fixtures/plugin): the telemetry_sink cases are judged there too",
+    )  # fmt: skip
+    group.addoption(
+        "--brokers", type=int, default=None,
+        help=brokers_help(),
+    )  # fmt: skip
+    group.addoption(
+        "--without", default="",
+        help="capabilities to withhold from every target, comma separated (e.g. telemetry_sink): "
+        "its cases run as on a target that lacks them",
+    )  # fmt: skip
+    group.addoption(
+        "--client", default="",
+        help=f"client driver(s) for client cases, comma separated: {clients_help()} "
+        "(default: every installed driver)",
+    )  # fmt: skip
+    group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
+    group.addoption(
+        "--kconform-volumes", default=None,
+        help="folder for the volume runs (<target>/ each; the report reads their summaries "
+        "there); default: `volumes` beside --kconform-results",
+    )  # fmt: skip
+    group.addoption(
+        "--baseline", action="append", default=[],
+        help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
+    )  # fmt: skip
+    group.addoption(
+        "--cases", default="", help="case ids to run: prefixes or wildcards, comma separated"
+    )
+    group.addoption("--level", default="all", choices=("must", "should", "all"))
+    group.addoption(
+        "--stop-target-on-fail", action="store_true",
+        help="after a target fails a MUST case, skip its remaining cases (mutation self-test)",
+    )  # fmt: skip
+    group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
+    group.addoption(
+        "--kconform-shard", default=None,
+        help="i/N: run only worker i's fixed share of the cases (a run split over machines)",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-claims", default=None,
+        help="folder shared by the workers of one run (`kconform run -j N`): each claims the "
+        "next group of cases when it is free",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-durations", default=None,
+        help="results JSON of an earlier run: with --kconform-claims, its case durations put "
+        "the longest groups first",
+    )  # fmt: skip
+
+
+def target_specs(config: pytest.Config) -> list[TargetSpec]:
+    """The targets this run is about, from --target/--bootstrap-server/--brokers."""
+    text = config.getoption("--target") or (
+        "" if config.getoption("--bootstrap-server") else "reference"
+    )
+    try:
+        return parse_targets(
+            text,
+            brokers=config.getoption("--brokers"),
+            bootstrap=config.getoption("--bootstrap-server"),
+            sink=config.getoption("--sink"),
+        )
+    except UnknownTarget as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    # here, not in the conftests of the folders using it: a test importing their modules from
+    # elsewhere (tests/rules reads every suite) meets the mark without those conftests
+    config.addinivalue_line("markers", "spark: needs PySpark and Java 17 (tox -e spark)")
+    config.addinivalue_line(
+        "markers", "differential: compares kconform's codec with another implementation"
+    )
+    config.addinivalue_line("markers", "kconform_case(info): a conformance case (see @case)")
+    config.addinivalue_line(
+        "markers", "kconform_disruptive: may kill a fragile target; runs after its other cases"
+    )
+    config.addinivalue_line(
+        "markers",
+        "kconform_timeout(seconds): a longer bound than --case-timeout, for cases whose first "
+        "one does work they all share (a Spark session, a produced workload)",
+    )
+    settings.load_profile(config.getoption("--kconform-profile"))
+    target_specs(config)  # a bad --target fails here, before any test runs
