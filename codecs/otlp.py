@@ -13,9 +13,8 @@ Parsing decisions (protobuf itself accepts most garbage as "unknown fields"):
 - unknown fields below the top level are accepted (proto3 forward compatibility) and reported
   by `validate` as ``otlp.payload.unknown_field``.
 
-Validation, KIP-714's rules for one pushed payload, lives in `kconform.codecs.otlp_rules` (which
-builds on this module) and is re-exported here: `validate`, `Violation`, `is_requested` and
-`privacy_findings`.
+Validation, what KIP-714 asks of one pushed payload, lives in `kconform.codecs.otlp_validation`,
+which builds on this module.
 """
 
 from __future__ import annotations
@@ -23,34 +22,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
-from .otlp_catalogue import RULES
-
-if TYPE_CHECKING:
-    from .otlp_rules import Violation, is_requested, privacy_findings, validate
-
 __all__ = [
-    "RULES",
     "AttrValue",
     "Kind",
     "MetricPoint",
     "OtlpDecodeError",
     "Temporality",
     "ValueType",
-    "Violation",
     "attributes_to_dict",
     "build_metrics_data",
     "counter",
     "flatten",
     "gauge",
-    "is_requested",
     "parse_metrics_data",
-    "privacy_findings",
-    "validate",
 ]
 
 Kind: TypeAlias = Literal["sum", "gauge", "histogram", "exponential_histogram", "summary", "none"]
@@ -378,18 +367,3 @@ def _add_metric(metric: metrics_pb2.Metric, points: list[MetricPoint]) -> None:
             dp.as_int = int(p.value or 0)
         elif p.value_type == "double":
             dp.as_double = float(p.value or 0.0)
-
-
-# --- validation: kconform.codecs.otlp_rules, re-exported ----------------------------------------
-
-_RULES_EXPORTS = frozenset({"Violation", "is_requested", "privacy_findings", "validate"})
-
-
-def __getattr__(name: str) -> Any:
-    """The re-exported names of `otlp_rules`, imported on first use: that module imports this
-    one, so importing it here at load time would make the import order matter."""
-    if name not in _RULES_EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import otlp_rules
-
-    return getattr(otlp_rules, name)

@@ -23,10 +23,10 @@ from kconform.reports.html import write_html
 from kconform.reports.junit import write_junit
 from kconform.reports.model import RunResults
 from kconform.soak import tables
+from kconform.soak.judge import SLOS, Judgement, SoakFacts, case_results, judge
 from kconform.soak.ledger import Ledger
 from kconform.soak.options import SoakRun, write_run_json
 from kconform.soak.samples import write_json
-from kconform.soak.slo import SLOS, Judgement, SoakFacts, case_results, judge
 from kconform.soak.tables import merge_histograms
 
 SUMMARY_FILE = "soak-summary.json"

@@ -16,8 +16,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
 from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.html_style import esc, level_badge, page
 from kconform.rules import RULES, RULINGS, SECTIONS, Rule
 
@@ -38,11 +38,14 @@ GROUPS = (
     ("kip714.configs.", "KIP-714, broker: CLIENT_METRICS configuration"),
     ("kip714.client.", "KIP-714, client"),
     ("kip977.", "KIP-977, broker: metrics.verbosity and partition meters"),
+    ("otlp.", "KIP-714, client payload: OTLP conditions"),
+    ("soak.", "Soak: a client fleet against one broker, over time"),
 )
 
 
 def cases_by_rule() -> dict[str, list[str]]:
-    """{rule id: the ids of the cases that claim it}, from the suites as they are."""
+    """{rule id: the ids of the cases that claim it}, from the suites as they are (a rule that
+    is `part_of` another is judged by the cases that claim that one)."""
     for info in pkgutil.walk_packages([str(SUITES_DIR)], "kconform.suites."):
         if info.name.rsplit(".", 1)[-1].startswith("test_"):
             importlib.import_module(info.name)
@@ -55,6 +58,14 @@ def cases_by_rule() -> dict[str, list[str]]:
     return judged
 
 
+def _parts_by_rule() -> dict[str, list[str]]:
+    parts: dict[str, list[str]] = defaultdict(list)
+    for r in RULES.values():
+        if r.part_of:
+            parts[r.part_of].append(r.id)
+    return parts
+
+
 def _mutants_by_rule() -> dict[str, list[str]]:
     broken: dict[str, list[str]] = defaultdict(list)
     for mutant in MUTANTS.values():
@@ -62,10 +73,10 @@ def _mutants_by_rule() -> dict[str, list[str]]:
     return broken
 
 
-def _checks_by_rule() -> dict[str, list[str]]:
+def _validation_by_rule() -> dict[str, list[str]]:
     enforced: dict[str, list[str]] = defaultdict(list)
-    for check in (RESERVED, *PUSH_CHECKS):
-        enforced[check.rule].append(f"{check.step} ({check.error.name})")
+    for row in (RESERVED, *PUSH_VALIDATION):
+        enforced[row.rule].append(f"{row.step} ({row.error.name})")
     return enforced
 
 
@@ -76,7 +87,7 @@ def _grouped() -> list[tuple[str, list[Rule]]]:
 
 def render_markdown() -> str:
     """docs/rules.md."""
-    judged, broken, enforced = cases_by_rule(), _mutants_by_rule(), _checks_by_rule()
+    judged, broken, enforced = cases_by_rule(), _mutants_by_rule(), _validation_by_rule()
     out = [
         "# kconform rule book",
         "",
@@ -85,7 +96,8 @@ def render_markdown() -> str:
         "Every rule kconform judges, once: its id, level, the KIP sentence it rests on, what it "
         "means, the ruling that settles it where the KIP is ambiguous, and what known "
         "implementations do, with the source each fact was read from. Cases, mutants, the "
-        "reference broker's checks, the fuzz oracle and the reports all name rules by these ids.",
+        "reference broker's validation, the fuzz oracle, the soak and the reports all name rules "
+        "by these ids.",
         "",
         "Levels: a MUST rule violated fails the case; a SHOULD rule violated is `non-strict`; an "
         "INFO rule records what the target chose where the KIP leaves a choice.",
@@ -95,10 +107,12 @@ def render_markdown() -> str:
         + " · [Rulings](#rulings) · [Apache's behaviour](#apaches-behaviour)",
         "",
     ]
+    parts = _parts_by_rule()
     for title, rules in _grouped():
         out += [f"## {title}", ""]
         for r in rules:
-            out += _rule_markdown(r, judged[r.id], broken[r.id], enforced[r.id])
+            cases = judged[r.id] or judged[r.part_of]
+            out += _rule_markdown(r, cases, broken[r.id], enforced[r.id], parts[r.id])
     out += ["## Rulings", ""]
     for ruling in RULINGS.values():
         out += [f'<a id="ruling-{ruling.number}"></a>', "",
@@ -113,7 +127,9 @@ def render_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _rule_markdown(r: Rule, cases: list[str], mutants: list[str], checks: list[str]) -> list[str]:
+def _rule_markdown(
+    r: Rule, cases: list[str], mutants: list[str], validation: list[str], parts: list[str]
+) -> list[str]:
     lines = [f'<a id="{r.id}"></a>', "", f"### `{r.id}` — {r.level}", "",
              f"{r.kip}, '{r.section}'" + (f': "{r.quote}"' if r.quote else ""), "",
              r.means, ""]  # fmt: skip
@@ -122,8 +138,12 @@ def _rule_markdown(r: Rule, cases: list[str], mutants: list[str], checks: list[s
         facts.append(f"ruling: [{r.ruling}](#ruling-{r.ruling}) ({RULINGS[r.ruling].title})")
     if r.behaviour:
         facts.append(f"Apache's code path: [§{r.behaviour}](#behaviour-{r.behaviour})")
-    if checks:
-        facts.append("reference check: " + ", ".join(checks))
+    if r.part_of:
+        facts.append(f"a condition of: [`{r.part_of}`](#{r.part_of})")
+    if parts:
+        facts.append("conditions: " + ", ".join(f"[`{p}`](#{p})" for p in parts))
+    if validation:
+        facts.append("reference validation: " + ", ".join(validation))
     if cases:
         facts.append("judged by: " + ", ".join(f"`{c}`" for c in cases))
     if r.outside_suites:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from kconform.rules import configs, kip511, kip714_broker, kip714_client
+from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.model import (
     BAD_VERDICTS,
@@ -30,19 +30,48 @@ __all__ = [
     "RULE_ID",
     "RULINGS",
     "SECTIONS",
+    "DuplicateRuleId",
     "Known",
     "Level",
     "Rule",
     "Ruling",
     "Section",
     "Verdict",
-    "check_rules",
+    "known_rule_ids",
     "rule",
 ]
 
-_ALL = kip511.RULES + kip714_broker.RULES + kip714_client.RULES + configs.RULES
-RULES: Mapping[str, Rule] = MappingProxyType({r.id: r for r in _ALL})
-assert len(RULES) == len(_ALL), "a rule id is declared twice"
+_ALL = (
+    kip511.RULES
+    + kip714_broker.RULES
+    + kip714_client.RULES
+    + configs.RULES
+    + otlp_payload.RULES
+    + soak.RULES
+)
+
+
+class DuplicateRuleId(ValueError):
+    """Two rules of the book share an id: every citation of it would be ambiguous."""
+
+
+def _by_id(rules: Iterable[Rule]) -> Mapping[str, Rule]:
+    """{id: rule}; `DuplicateRuleId` naming the ids declared more than once."""
+    by_id: dict[str, Rule] = {}
+    twice = []
+    for r in rules:
+        if r.id in by_id:
+            twice.append(r.id)
+        by_id[r.id] = r
+    if twice:
+        raise DuplicateRuleId(f"rule id(s) declared twice: {', '.join(twice)}")
+    return MappingProxyType(by_id)
+
+
+RULES: Mapping[str, Rule] = _by_id(_ALL)
+_orphans = [r.id for r in _ALL if r.part_of and r.part_of not in RULES]
+if _orphans:
+    raise ValueError(f"rule(s) part of a rule the book lacks: {', '.join(_orphans)}")
 
 
 def rule(rule_id: str) -> Rule:
@@ -53,7 +82,7 @@ def rule(rule_id: str) -> Rule:
         raise KeyError(f"no rule {rule_id!r} in the rule book") from None
 
 
-def check_rules(rule_ids: Iterable[str]) -> tuple[str, ...]:
+def known_rule_ids(rule_ids: Iterable[str]) -> tuple[str, ...]:
     """The ids as a tuple, in order; ValueError if one is unknown or none is given."""
     ids = tuple(rule_ids)
     if not ids:

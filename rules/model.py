@@ -3,7 +3,8 @@ reader needs to trust a verdict on it.
 
 A `Rule` has a stable dotted id (`kip714.push.terminating.once`), the KIP, section and the
 sentence it rests on, its level, the project's ruling where the KIP is ambiguous, what the rule
-means in practice, and what known implementations do, each with its source. Everything else
+means in practice, and what known implementations do, each with its source. A rule may be a
+detailed condition `part_of` another (an OTLP payload condition of a payload rule). Everything else
 (cases, mutants, the reference broker's checks, the fuzz oracle, reports, `docs/`) names the id.
 
 `Level` and `Verdict` are defined here, once: the level of a rule decides the verdict a
@@ -61,13 +62,16 @@ class Rule:
     quote: str  # the sentence the rule rests on, as the KIP words it ("" when it is Apache's)
     means: str  # what the rule asks, in the project's words
     ruling: int | None = None  # the number of the ruling that settles an ambiguity
-    behaviour: str = ""  # section of docs/behaviour.md with Apache's code path, e.g. "C.4"
+    behaviour: str = ""  # key of `behaviour.SECTIONS` (docs/rules.md "Apache's behaviour"), "C.4"
     known: tuple[Known, ...] = ()
     outside_suites: str = ""  # why no case can judge it within a suite's budget, if none can
+    part_of: str = ""  # the rule this one is a detailed condition of; cases claim that one
 
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):
             raise ValueError(f"rule id {self.id!r} is not a dotted lower-case id")
+        if self.part_of and not RULE_ID.match(self.part_of):
+            raise ValueError(f"rule {self.id}: part_of {self.part_of!r} is not a rule id")
 
     @property
     def citation(self) -> str:

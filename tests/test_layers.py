@@ -276,7 +276,7 @@ def test_layers_import_one_way() -> None:
 
 def test_every_package_folder_is_read() -> None:
     known = modules(ROOT, package_dirs(ROOT))
-    for module in ("kconform.pipelines.soak", "kconform.soak.slo", "kconform.engine.check",
+    for module in ("kconform.pipelines.soak", "kconform.soak.judge", "kconform.engine.check",
                    "kconform.fixtures.targets.kraft_container", "kconform.plugin",
                    "kconform.suites", "kconform.codecs.schema"):  # fmt: skip
         assert module in known, module

@@ -113,10 +113,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def options_from(args: argparse.Namespace) -> Any:
     """SoakOptions from the flags; ValueError with a readable reason for bad ones."""
+    from kconform.soak.objectives import Thresholds
     from kconform.soak.options import SoakOptions
     from kconform.soak.real import parse_real_clients
     from kconform.soak.schedule import parse_cadence, parse_duration
-    from kconform.soak.slos import Thresholds
 
     duration = parse_duration(args.duration)
     if duration <= 0:

@@ -17,17 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import pytest
 
 from kconform.fixtures.targets.base import Capability
-from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, check_rules
+from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, known_rule_ids
 
 __all__ = [
     "BAD_VERDICTS",
     "CASES",
     "CaseInfo",
+    "Family",
     "Level",
     "Verdict",
     "case",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = TypeVar("P")
 
 CASE_ID = RULE_ID  # case ids have the rule ids' dotted shape
 
@@ -85,7 +87,7 @@ def case(
         if id.startswith("kip")
         else id.split(".")[0]
     )
-    judged = check_rules(rules)
+    judged = known_rule_ids(rules)
     if RULES[judged[0]].level != Level(level):
         raise ValueError(
             f"case {id!r} is {level} but its first rule {judged[0]} is {RULES[judged[0]].level}"
@@ -101,6 +103,28 @@ def case(
         return marked
 
     return mark
+
+
+@dataclass(frozen=True)
+class Family(Generic[P]):
+    """Cases that share one test body, declared one row each, the case id written out:
+
+        INVALID = Family(_invalid_case)
+        test_invalid_space = INVALID("kip511.apiversions.invalid.space", ("kconform client", "1"))
+
+    so `git grep` on a case id finds the row that declares it, and pytest collects each row as
+    the module-level test it is (no `globals()` loop). `make(case_id, params)` builds the row's
+    test with `@case(case_id, ...)`; the family checks that it declared that very id."""
+
+    make: Callable[[str, P], Callable[..., Any]]
+
+    def __call__(self, case_id: str, params: P) -> Callable[..., Any]:
+        test = self.make(case_id, params)
+        declared = [m.args[0].id for m in getattr(test, "pytestmark", ())
+                    if m.name == "kconform_case"]  # fmt: skip
+        if declared != [case_id]:
+            raise ValueError(f"family row {case_id!r} built a test declaring {declared}")
+        return test
 
 
 def verdict_for(level: Level, *, violated: bool) -> Verdict:

@@ -6,8 +6,8 @@ Layers, left to right (each imports only what is to its left):
     -> fleet (asyncio: many clients per event loop, worker processes)
     -> schedule, sink, broker_stats (churn, faults and what the target shows)
     -> ledger, delivery (pure: events in, per-interval samples and SLO facts out)
-    -> slos, slo, samples, report (SLOs declared, verdicts as `soak.*` results, Parquet, the
-       soak page)
+    -> objectives, judge, samples, report (the SLOs, rules of the book, declared; verdicts as
+       `soak.*` results, Parquet, the soak page)
     -> run (the coordinator; its command line, `kconform soak`, is kconform.cli.soak)
 
 `pipelines/soak.py` turns the samples into the report's tables with Spark.

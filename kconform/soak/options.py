@@ -14,9 +14,9 @@ from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.fixtures.targets.kind import TargetKind
 from kconform.soak.delivery import DeliveryMatcher
 from kconform.soak.ledger import Ledger
+from kconform.soak.objectives import Thresholds
 from kconform.soak.samples import SampleWriter, write_json
 from kconform.soak.schedule import Step
-from kconform.soak.slos import Thresholds
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsRequest, ApiVersionsResponse, RequestHeader
 from kconform.engine.check import Check, present
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.errors import Unsupported
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, UndecodableResponse
 from kconform.fixtures.targets.base import BrokerTarget, Capability
@@ -97,20 +97,12 @@ async def test_valid_software_accepted(target: BrokerTarget, check: Check) -> No
     check.expect("ApiKeys listed", True, len(response.body.api_keys) > 0)
 
 
-INVALID_SOFTWARE = {
-    # variant: (name, version) -- each outside the KIP's pattern ([\.\-_a-zA-Z0-9])+
-    "empty_name": ("", "1.0"),
-    "empty_version": ("kconform", ""),
-    "space": ("kconform client", "1.0"),
-    "non_ascii": ("kçonform", "1.0"),
-    "slash": ("kconform/python", "1.0"),
-    "version_with_plus": ("kconform", "1.0+local"),
-}
+def _invalid_case(case_id: str, software: tuple[str, str]) -> Any:
+    variant = case_id.rsplit(".", 1)[1]
+    name, version = software
 
-
-def _invalid_case(variant: str, name: str, version: str) -> Any:
     @case(
-        f"kip511.apiversions.invalid.{variant}",
+        case_id,
         rules=["kip511.apiversions.software.invalid_rejected"],
         title=f"Invalid client software ({variant}) is answered INVALID_REQUEST, connection kept",
         spec=f"{VALIDATION}; the client, not the broker, closes (KIP-511 'the client ... close')",
@@ -128,12 +120,19 @@ def _invalid_case(variant: str, name: str, version: str) -> Any:
             kept = "connection closed by the broker"
         check.expect("the same connection still answers ApiVersions v0", 0, kept)
 
-    test.__name__ = f"test_invalid_{variant}"
     return test
 
 
-for _variant, (_name, _version) in INVALID_SOFTWARE.items():
-    globals()[f"test_invalid_{_variant}"] = _invalid_case(_variant, _name, _version)
+INVALID = Family(_invalid_case)
+# each (name, version) outside the KIP's pattern ([\.\-_a-zA-Z0-9])+
+test_invalid_empty_name = INVALID("kip511.apiversions.invalid.empty_name", ("", "1.0"))
+test_invalid_empty_version = INVALID("kip511.apiversions.invalid.empty_version", ("kconform", ""))
+test_invalid_space = INVALID("kip511.apiversions.invalid.space", ("kconform client", "1.0"))
+test_invalid_non_ascii = INVALID("kip511.apiversions.invalid.non_ascii", ("kçonform", "1.0"))
+test_invalid_slash = INVALID("kip511.apiversions.invalid.slash", ("kconform/python", "1.0"))
+test_invalid_version_with_plus = INVALID(
+    "kip511.apiversions.invalid.version_with_plus", ("kconform", "1.0+local")
+)
 
 
 @case(

@@ -13,7 +13,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode, error_name
 from kconform.engine.check import Check
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.broker.helpers import (
     answer,
@@ -105,9 +105,11 @@ REJECTED_BY = {
 """The rule that makes each invalid change invalid."""
 
 
-def _rejected_case(variant: str, spec: Invalid) -> Any:
+def _rejected_case(case_id: str, variant: str) -> Any:
+    spec = INVALID[variant]
+
     @case(
-        f"kip714.configs.invalid.{variant}.rejected",
+        case_id,
         rules=[REJECTED_BY[variant]],
         title=f"CLIENT_METRICS with {spec.title} is rejected and not applied (both alter APIs)",
         spec=f"{CONFIGS}: {spec.why}",
@@ -121,15 +123,15 @@ def _rejected_case(variant: str, spec: Invalid) -> Any:
             check.expect(f"{api} rejects it", "an error code", answer(code, message), code != 0)
         check.expect("no subscription was created", False, name in await admin.listed())
 
-    test.__name__ = f"test_invalid_{variant}_rejected"
     return test
 
 
-def _code_case(variant: str, spec: Invalid) -> Any:
+def _code_case(case_id: str, variant: str) -> Any:
+    spec = INVALID[variant]
     note = f" ({spec.code_note})" if spec.code_note else ""
 
     @case(
-        f"kip714.configs.invalid.{variant}.error_code",
+        case_id,
         rules=["kip714.configs.error_code"],
         title=f"CLIENT_METRICS with {spec.title} is answered {spec.apache.name}",
         spec=f"§D (Apache 4.1){note}; the KIP names no code, so SHOULD",
@@ -143,13 +145,58 @@ def _code_case(variant: str, spec: Invalid) -> Any:
             check.expect(f"{api} ErrorCode", spec.apache.name, answer(code, message),
                          code == spec.apache)  # fmt: skip
 
-    test.__name__ = f"test_invalid_{variant}_error_code"
     return test
 
 
-for _variant, _spec in INVALID.items():
-    globals()[f"test_invalid_{_variant}_rejected"] = _rejected_case(_variant, _spec)
-    globals()[f"test_invalid_{_variant}_error_code"] = _code_case(_variant, _spec)
+REJECTED, ERROR_CODE = Family(_rejected_case), Family(_code_case)
+test_invalid_interval_below_min_rejected = REJECTED(
+    "kip714.configs.invalid.interval_below_min.rejected", "interval_below_min"
+)
+test_invalid_interval_below_min_error_code = ERROR_CODE(
+    "kip714.configs.invalid.interval_below_min.error_code", "interval_below_min"
+)
+test_invalid_interval_above_max_rejected = REJECTED(
+    "kip714.configs.invalid.interval_above_max.rejected", "interval_above_max"
+)
+test_invalid_interval_above_max_error_code = ERROR_CODE(
+    "kip714.configs.invalid.interval_above_max.error_code", "interval_above_max"
+)
+test_invalid_interval_not_integer_rejected = REJECTED(
+    "kip714.configs.invalid.interval_not_integer.rejected", "interval_not_integer"
+)
+test_invalid_interval_not_integer_error_code = ERROR_CODE(
+    "kip714.configs.invalid.interval_not_integer.error_code", "interval_not_integer"
+)
+test_invalid_unknown_key_rejected = REJECTED(
+    "kip714.configs.invalid.unknown_key.rejected", "unknown_key"
+)
+test_invalid_unknown_key_error_code = ERROR_CODE(
+    "kip714.configs.invalid.unknown_key.error_code", "unknown_key"
+)
+test_invalid_match_without_equals_rejected = REJECTED(
+    "kip714.configs.invalid.match_without_equals.rejected", "match_without_equals"
+)
+test_invalid_match_without_equals_error_code = ERROR_CODE(
+    "kip714.configs.invalid.match_without_equals.error_code", "match_without_equals"
+)
+test_invalid_match_unknown_selector_rejected = REJECTED(
+    "kip714.configs.invalid.match_unknown_selector.rejected", "match_unknown_selector"
+)
+test_invalid_match_unknown_selector_error_code = ERROR_CODE(
+    "kip714.configs.invalid.match_unknown_selector.error_code", "match_unknown_selector"
+)
+test_invalid_match_invalid_regex_rejected = REJECTED(
+    "kip714.configs.invalid.match_invalid_regex.rejected", "match_invalid_regex"
+)
+test_invalid_match_invalid_regex_error_code = ERROR_CODE(
+    "kip714.configs.invalid.match_invalid_regex.error_code", "match_invalid_regex"
+)
+test_invalid_empty_name_rejected = REJECTED(
+    "kip714.configs.invalid.empty_name.rejected", "empty_name"
+)
+test_invalid_empty_name_error_code = ERROR_CODE(
+    "kip714.configs.invalid.empty_name.error_code", "empty_name"
+)
 
 
 @case(

@@ -22,7 +22,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.engine.check import Check
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.broker.helpers import (
     answer,
@@ -144,9 +144,11 @@ INVALID = {
 FORMAT_RULE, FILTERS_RULE = "kip977.verbosity.format", "kip977.verbosity.filters_valid"
 
 
-def _invalid_cases(variant: str, spec: Invalid) -> tuple[Any, Any]:
+def _rejected_case(case_id: str, variant: str) -> Any:
+    spec = INVALID[variant]
+
     @case(
-        f"kip977.verbosity.invalid.{variant}.rejected",
+        case_id,
         rules=[FORMAT_RULE if spec.level is Level.MUST else FILTERS_RULE],
         title=f"metrics.verbosity {spec.value} is rejected and not applied",
         spec=f"{FORMAT}: {spec.why}",
@@ -160,8 +162,14 @@ def _invalid_cases(variant: str, spec: Invalid) -> tuple[Any, Any]:
         check.expect("rejected", "an error code", answer(code, message), code != 0)
         check.expect("the value in force is unchanged", before, _json(await admin.verbosity()))
 
+    return rejected
+
+
+def _code_case(case_id: str, variant: str) -> Any:
+    spec = INVALID[variant]
+
     @case(
-        f"kip977.verbosity.invalid.{variant}.error_code",
+        case_id,
         rules=["kip977.verbosity.error_code"],
         title=f"metrics.verbosity {spec.value} is answered INVALID_CONFIG",
         spec=f"{FORMAT} names no code; INVALID_CONFIG is Kafka's answer to a config value that "
@@ -175,14 +183,40 @@ def _invalid_cases(variant: str, spec: Invalid) -> tuple[Any, Any]:
         check.expect("ErrorCode", "INVALID_CONFIG", answer(code, message),
                      code == ErrorCode.INVALID_CONFIG)  # fmt: skip
 
-    rejected.__name__ = f"test_verbosity_invalid_{variant}_rejected"
-    error_code.__name__ = f"test_verbosity_invalid_{variant}_error_code"
-    return rejected, error_code
+    return error_code
 
 
-for _variant, _spec in INVALID.items():
-    _rejected, _code = _invalid_cases(_variant, _spec)
-    globals()[_rejected.__name__], globals()[_code.__name__] = _rejected, _code
+REJECTED, ERROR_CODE = Family(_rejected_case), Family(_code_case)
+test_verbosity_invalid_not_json_rejected = REJECTED(
+    "kip977.verbosity.invalid.not_json.rejected", "not_json"
+)
+test_verbosity_invalid_not_json_error_code = ERROR_CODE(
+    "kip977.verbosity.invalid.not_json.error_code", "not_json"
+)
+test_verbosity_invalid_not_array_rejected = REJECTED(
+    "kip977.verbosity.invalid.not_array.rejected", "not_array"
+)
+test_verbosity_invalid_not_array_error_code = ERROR_CODE(
+    "kip977.verbosity.invalid.not_array.error_code", "not_array"
+)
+test_verbosity_invalid_unknown_level_rejected = REJECTED(
+    "kip977.verbosity.invalid.unknown_level.rejected", "unknown_level"
+)
+test_verbosity_invalid_unknown_level_error_code = ERROR_CODE(
+    "kip977.verbosity.invalid.unknown_level.error_code", "unknown_level"
+)
+test_verbosity_invalid_invalid_regex_rejected = REJECTED(
+    "kip977.verbosity.invalid.invalid_regex.rejected", "invalid_regex"
+)
+test_verbosity_invalid_invalid_regex_error_code = ERROR_CODE(
+    "kip977.verbosity.invalid.invalid_regex.error_code", "invalid_regex"
+)
+test_verbosity_invalid_topics_and_pattern_rejected = REJECTED(
+    "kip977.verbosity.invalid.topics_and_pattern.rejected", "topics_and_pattern"
+)
+test_verbosity_invalid_topics_and_pattern_error_code = ERROR_CODE(
+    "kip977.verbosity.invalid.topics_and_pattern.error_code", "topics_and_pattern"
+)
 
 
 @case(

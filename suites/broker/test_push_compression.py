@@ -8,14 +8,14 @@ payloads belong to the security suite.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
 from kconform.codecs.compression import compress
 from kconform.codecs.errors import ErrorCode
 from kconform.engine.check import Check
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.connection import ConnectionClosed
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import (
@@ -88,9 +88,12 @@ async def test_compression_none(target: BrokerTarget, check: Check) -> None:
                  await push_code(conn, sub, compression_type=0))  # fmt: skip
 
 
-def _codec_case(variant: str, ctype: int, framing: Framing) -> object:
+def _codec_case(case_id: str, codec: tuple[int, Framing]) -> Any:
+    variant = case_id.rsplit(".", 1)[1]  # a key of CODECS
+    ctype, framing = codec
+
     @case(
-        f"kip714.push.compression.{variant}",
+        case_id,
         rules=["kip714.push.compression.codecs"],
         title=f"A {variant} push of an advertised type is accepted",
         spec=(
@@ -108,12 +111,17 @@ def _codec_case(variant: str, ctype: int, framing: Framing) -> object:
         check.expect(f"{variant} push", err(NONE),
                      await push_code(conn, sub, metrics=body, compression_type=ctype))  # fmt: skip
 
-    test.__name__ = f"test_compression_{variant}"
     return test
 
 
-for _variant, (_ctype, _framing) in CODECS.items():
-    globals()[f"test_compression_{_variant}"] = _codec_case(_variant, _ctype, _framing)
+CODEC = Family(_codec_case)
+test_compression_gzip = CODEC("kip714.push.compression.gzip", CODECS["gzip"])
+test_compression_snappy_xerial = CODEC(
+    "kip714.push.compression.snappy_xerial", CODECS["snappy_xerial"]
+)
+test_compression_snappy_raw = CODEC("kip714.push.compression.snappy_raw", CODECS["snappy_raw"])
+test_compression_lz4 = CODEC("kip714.push.compression.lz4", CODECS["lz4"])
+test_compression_zstd = CODEC("kip714.push.compression.zstd", CODECS["zstd"])
 
 
 @case(

@@ -30,7 +30,7 @@ from typing import Any
 from kconform.engine.check import Check
 from kconform.fixtures.clients import ClientDriver, ClientRun, Scenario
 from kconform.fixtures.clients.contract import ClientEvent
-from kconform.fixtures.proxy.rules import Rule
+from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
 from kconform.fixtures.wirelog import WireLog
 from kconform.suites.client.scripted import ScriptedTelemetry
@@ -82,15 +82,15 @@ class Recording:
         return [v for v in values if len(v) >= 3]
 
 
-def for_client(client_id: str, api_key: int | None = None, **actions: Any) -> Rule:
-    """A proxy rule that fires only on requests carrying `client_id` (other cases' traffic and
+def for_client(client_id: str, api_key: int | None = None, **actions: Any) -> Injection:
+    """A proxy injection that fires only on requests carrying `client_id` (other cases' traffic and
     the harness's own admin connection are left alone)."""
     extra = actions.pop("predicate", None)
 
     def mine(request: Any) -> bool:
         return request.header.client_id == client_id and (extra is None or extra(request))
 
-    return Rule(api_key=api_key, predicate=mine, **actions)
+    return Injection(api_key=api_key, predicate=mine, **actions)
 
 
 async def ensure_topic(target: BrokerTarget, name: str = TOPIC) -> str:
@@ -118,11 +118,12 @@ async def run_client(
     metrics: Sequence[str] | None = ("*",),
     interval_ms: int = 500,
     config: Mapping[str, str] | None = None,
-    rules: Callable[[str], Sequence[Rule]] = lambda _: (),
+    injections: Callable[[str], Sequence[Injection]] = lambda _: (),
     scripted: ScriptedTelemetry | None = None,
 ) -> Recording:
     """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
-    proxy rules (`rules(client_id)`), or a `scripted` telemetry broker; return its recording."""
+    proxy injections (`injections(client_id)`), or a `scripted` telemetry broker; return its
+    recording."""
     client_id = check.unique("kc")
     if scenario.topic is not None:
         await ensure_topic(target, scenario.topic)
@@ -131,11 +132,11 @@ async def run_client(
         subscription = Subscription(name, tuple(metrics), interval_ms, {"client_id": client_id})
         await asyncio.to_thread(target.set_subscription, subscription)
         check.defer(lambda: target.delete_subscription(name))
-    installed = [*rules(client_id), *([scripted.rule(client_id)] if scripted else [])]
+    installed = [*injections(client_id), *([scripted.injection(client_id)] if scripted else [])]
     proxy = target.proxy  # type: ignore[attr-defined]
-    for rule in installed:
-        proxy.rules.add(rule)
-        check.defer(functools.partial(proxy.rules.remove, rule))
+    for injection in installed:
+        proxy.injections.add(injection)
+        check.defer(functools.partial(proxy.injections.remove, injection))
     log: WireLog = target.wire_log  # type: ignore[attr-defined]
     mark = log.mark()
     settings = {"client.id": client_id, **(config or {})}
@@ -148,8 +149,8 @@ async def run_client(
         await run.wait(RUN_MARGIN)
     finally:
         await run.stop()
-        for rule in installed:
-            proxy.rules.remove(rule)
+        for injection in installed:
+            proxy.injections.remove(injection)
     await asyncio.sleep(SETTLE)
     check.waited += scenario.seconds
     traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
-from kconform.codecs.otlp_catalogue import RULES
-from kconform.codecs.otlp_rules import validate
+from kconform.codecs.otlp_validation import validate
 from kconform.engine.check import Check
 from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.targets.base import BrokerTarget
+from kconform.rules import RULES
 from kconform.suites.client.helpers import (
     Recording,
     baseline_run,
@@ -79,9 +79,10 @@ def expect_rules(check: Check, recording: Recording, rules: Sequence[str]) -> No
     judged = judge(recording)
     check.observe("pushes validated", judged.pushes - len(judged.unreadable))
     for rule in rules:
-        found = sorted({f"push {n}: {v}" for n, v in judged.violations if v.rule == rule})
+        level = RULES[rule].level
+        found = sorted({f"push {n}: {level} {v}" for n, v in judged.violations if v.rule == rule})
         check.expect(
-            f"{rule} ({RULES[rule].summary})",
+            f"{rule} ({RULES[rule].means})",
             [],
             found[:12] + ([f"... {len(found) - 12} more"] if len(found) > 12 else []),
         )
@@ -91,7 +92,7 @@ def expect_rules(check: Check, recording: Recording, rules: Sequence[str]) -> No
 
 
 async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    def rules(client_id: str) -> list[Any]:
+    def injections(client_id: str) -> list[Any]:
         return [
             for_client(
                 client_id,
@@ -102,7 +103,7 @@ async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarge
         ]
 
     async def record() -> Recording:
-        recording = await run_client(check, client, target, produce(4.0), rules=rules)
+        recording = await run_client(check, client, target, produce(4.0), injections=injections)
         recording.delta_temporality = False
         return recording
 

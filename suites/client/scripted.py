@@ -1,10 +1,10 @@
 """A scripted telemetry broker for one client: the proxy answers its Get/Push itself.
 
 The reference broker models Apache's rate limiter, which is right for judging brokers but gets
-in the way of error-path client cases: a push the reference accepted and a rule then turned
+in the way of error-path client cases: a push the reference accepted and an injection then turned
 into UNKNOWN_SUBSCRIPTION_ID leaves the reference expecting no Get for a whole interval, so the
 client's correct immediate Get would be throttled. Here the proxy answers the client's
-GetTelemetrySubscriptions and PushTelemetry requests from a script instead (a `Respond` rule
+GetTelemetrySubscriptions and PushTelemetry requests from a script instead (a `Respond` injection
 matching only that client id), so each case decides every field the client sees: interval,
 requested metrics, compression list, temporality, size limit, and per push the error code and
 ThrottleTimeMs. Everything else the client sends still reaches the reference.
@@ -22,7 +22,7 @@ from kconform.codecs.framing import RequestFrame
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryResponse
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID
-from kconform.fixtures.proxy.rules import Respond, Rule
+from kconform.fixtures.proxy.injections import Injection, Respond
 from kconform.suites.client.traffic import GET_TELEMETRY_SUBSCRIPTIONS, TELEMETRY
 
 DEFAULT_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy: Apache's order (§C.2)
@@ -61,7 +61,7 @@ def fail_pushes(error_code: int, *numbers: int, terminating: bool | None = None)
 
 @dataclass
 class ScriptedTelemetry:
-    """The script; `rule(client_id)` installs it in the proxy for one client."""
+    """The script; `injection(client_id)` installs it in the proxy for one client."""
 
     push_interval_ms: int
     requested_metrics: Sequence[str] = ("*",)
@@ -77,11 +77,11 @@ class ScriptedTelemetry:
     pushes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def rule(self, client_id: str) -> Rule:
+    def injection(self, client_id: str) -> Injection:
         def mine(request: RequestFrame) -> bool:
             return request.api_key in TELEMETRY and request.header.client_id == client_id
 
-        return Rule(predicate=mine, respond=Respond(self.answer), name=f"scripted {client_id}")
+        return Injection(predicate=mine, respond=Respond(self.answer), name=f"scripted {client_id}")
 
     def subscription_id(self, get_number: int) -> int:
         return 1000 + get_number  # a new subscription on every Get, as after a config change

@@ -15,7 +15,7 @@ from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.engine.check import Check
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
@@ -147,9 +147,9 @@ async def test_push_interval(
 MAX_PER_SECOND, MAX_IN_ANY_SECOND = 10.0, 20
 
 
-def _interval_case(variant: str, interval_ms: int) -> Any:
+def _interval_case(case_id: str, interval_ms: int) -> Any:
     @case(
-        f"kip714.client.cadence.interval_{variant}",
+        case_id,
         rules=["kip714.client.cadence.rate_bounded"],
         title=f"PushIntervalMs={interval_ms} from the broker causes no request storm",
         spec="KIP-714 Throttling and rate-limiting ('protect brokers from rogue or buggy clients'; "
@@ -191,9 +191,9 @@ def _interval_case(variant: str, interval_ms: int) -> Any:
             busiest <= MAX_IN_ANY_SECOND,
         )
 
-    test.__name__ = f"test_interval_{variant}"
     return test
 
 
-test_interval_zero = _interval_case("zero", 0)
-test_interval_negative = _interval_case("negative", -1)
+INTERVAL = Family(_interval_case)
+test_interval_zero = INTERVAL("kip714.client.cadence.interval_zero", 0)
+test_interval_negative = INTERVAL("kip714.client.cadence.interval_negative", -1)

@@ -15,7 +15,7 @@ from typing import Any
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.schema import Message
 from kconform.engine.check import Check, present
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import TELEMETRY, Recording, lag_text, run_client
@@ -43,11 +43,9 @@ def _first_error(check: Check, recording: Recording, error: int) -> Exchange:
     return failed[0]
 
 
-def _immediate_get_case(error: ErrorCode) -> Any:
-    name = error.name.lower()
-
+def _immediate_get_case(case_id: str, error: ErrorCode) -> Any:
     @case(
-        f"kip714.client.errors.{name}",
+        case_id,
         rules=["kip714.client.errors.reget_immediately"],
         title=f"After {error.name} on a push the client immediately sends a Get",
         spec=f"{TABLE} ({error.name}: 'Immediately send a GetTelemetrySubscriptionsRequest'); "
@@ -76,12 +74,16 @@ def _immediate_get_case(error: ErrorCode) -> Any:
             delay is not None and delay <= bound,
         )
 
-    test.__name__ = f"test_{name}"
     return test
 
 
-test_unknown_subscription_id = _immediate_get_case(ErrorCode.UNKNOWN_SUBSCRIPTION_ID)
-test_unsupported_compression_type = _immediate_get_case(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+IMMEDIATE_GET = Family(_immediate_get_case)
+test_unknown_subscription_id = IMMEDIATE_GET(
+    "kip714.client.errors.unknown_subscription_id", ErrorCode.UNKNOWN_SUBSCRIPTION_ID
+)
+test_unsupported_compression_type = IMMEDIATE_GET(
+    "kip714.client.errors.unsupported_compression_type", ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+)
 
 SIZE_LIMIT = 64
 
@@ -126,11 +128,9 @@ async def test_telemetry_too_large(
     )
 
 
-def _stop_case(error: ErrorCode) -> Any:
-    name = error.name.lower()
-
+def _stop_case(case_id: str, error: ErrorCode) -> Any:
     @case(
-        f"kip714.client.errors.{name}",
+        case_id,
         rules=["kip714.client.errors.stop_pushing"],
         title=f"After {error.name} on a push the client stops pushing metrics",
         spec=f"{TABLE} ({error.name}: 'Log an error and stop pushing metrics')",
@@ -157,12 +157,12 @@ def _stop_case(error: ErrorCode) -> Any:
         pushed = [str(e) for e in later if e not in racing]
         check.expect(f"pushes after {error.name}", [], pushed[:10])
 
-    test.__name__ = f"test_{name}"
     return test
 
 
-test_invalid_request = _stop_case(ErrorCode.INVALID_REQUEST)
-test_invalid_record = _stop_case(ErrorCode.INVALID_RECORD)
+STOP = Family(_stop_case)
+test_invalid_request = STOP("kip714.client.errors.invalid_request", ErrorCode.INVALID_REQUEST)
+test_invalid_record = STOP("kip714.client.errors.invalid_record", ErrorCode.INVALID_RECORD)
 
 THROTTLE_INTERVAL_MS = 500
 

@@ -18,7 +18,7 @@ from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
-from kconform.fixtures.proxy.rules import Rule
+from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
     TELEMETRY,
@@ -61,7 +61,7 @@ def _without_telemetry_keys(body: Message) -> Message:
 async def test_requires_advertisement(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    def rules(client_id: str) -> list[Rule]:
+    def injections(client_id: str) -> list[Injection]:
         return [
             for_client(
                 client_id,
@@ -72,7 +72,12 @@ async def test_requires_advertisement(
         ]
 
     recording = await run_client(
-        check, client, client_target, Scenario.idle(seconds=2.5), interval_ms=300, rules=rules
+        check,
+        client,
+        client_target,
+        Scenario.idle(seconds=2.5),
+        interval_ms=300,
+        injections=injections,
     )
     answered = [e for e in recording.traffic.of(API_VERSIONS) if e.error_code == 0]
     check.precondition(

@@ -17,7 +17,7 @@ from kconform.codecs.messages import ApiVersionsResponse
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
-from kconform.fixtures.proxy.rules import Respond, Rule
+from kconform.fixtures.proxy.injections import Injection, Respond
 from kconform.fixtures.reference.apiversions import SOFTWARE_NAME_VERSION_PATTERN
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, run_client
@@ -110,7 +110,7 @@ async def test_software_identity_apache(
 
 def _refuse_new_versions(
     advertise: Sequence[tuple[int, int, int]],
-) -> Callable[[str], list[Rule]]:
+) -> Callable[[str], list[Injection]]:
     """Rules for a broker that knows ApiVersions only up to v2: v3+ gets the v0 fallback body."""
     entry = ApiVersionsResponse.ApiVersion
     body = ApiVersionsResponse(
@@ -118,7 +118,7 @@ def _refuse_new_versions(
         api_keys=[entry(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertise],
     )
 
-    def rules(client_id: str) -> list[Rule]:
+    def injections(client_id: str) -> list[Injection]:
         return [
             for_client(
                 client_id,
@@ -129,7 +129,7 @@ def _refuse_new_versions(
             )
         ]
 
-    return rules
+    return injections
 
 
 def _versions_sent(traffic: Traffic) -> list[int]:
@@ -160,11 +160,11 @@ async def _judge_fallback(
         target,
         Scenario.idle(seconds=2.5),
         metrics=None,
-        rules=_refuse_new_versions(advertise),
+        injections=_refuse_new_versions(advertise),
     )
     retries = _retries(recording.traffic, ErrorCode.UNSUPPORTED_VERSION)
     check.precondition(
-        "ApiVersions v3+ requests of the client (the rule answers them UNSUPPORTED_VERSION)",
+        "ApiVersions v3+ requests of the client (the injection answers them UNSUPPORTED_VERSION)",
         ">= 1",
         f"0; ApiVersions versions it sent: {_versions_sent(recording.traffic)}",
         ok=bool(retries),
@@ -232,7 +232,7 @@ MAX_APIVERSIONS_PER_SECOND = 10.0
 async def test_invalid_request(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    def rules(client_id: str) -> list[Rule]:
+    def injections(client_id: str) -> list[Injection]:
         body = ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, throttle_time_ms=0)
         return [
             for_client(
@@ -246,12 +246,17 @@ async def test_invalid_request(
 
     seconds = 3.0
     recording = await run_client(
-        check, client, client_target, Scenario.idle(seconds=seconds), metrics=None, rules=rules
+        check,
+        client,
+        client_target,
+        Scenario.idle(seconds=seconds),
+        metrics=None,
+        injections=injections,
     )
     traffic = recording.traffic
     refused = [e for e in traffic.of(API_VERSIONS) if e.error_code == ErrorCode.INVALID_REQUEST]
     check.precondition(
-        "ApiVersions v3+ requests of the client (the rule answers them INVALID_REQUEST)",
+        "ApiVersions v3+ requests of the client (the injection answers them INVALID_REQUEST)",
         ">= 1",
         f"0; ApiVersions versions it sent: {_versions_sent(traffic)}",
         ok=bool(refused),

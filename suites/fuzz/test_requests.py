@@ -30,7 +30,7 @@ from kconform.engine.check import Check, present
 from kconform.engine.fuzz import budget, corpus, deviations, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
-from kconform.engine.model import Level, case
+from kconform.engine.model import Family, Level, case
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 
@@ -235,8 +235,8 @@ def report(
     return "\n".join(lines)
 
 
-def _request_case(group: str, broken: bool) -> Any:
-    kind = "malformed" if broken else "well_formed"
+def _request_case(case_id: str, group: str) -> Any:
+    broken = case_id.endswith(".malformed")
     title = (
         f"Malformed {TITLES[group]} requests (bit flips, truncation, wrong size prefixes, "
         f"versions and api keys, garbage tags) never hang or kill the target"
@@ -246,7 +246,7 @@ def _request_case(group: str, broken: bool) -> Any:
     )
 
     @case(
-        f"fuzz.request.{group}.{kind}",
+        case_id,
         rules=["kip714.robustness.malformed_answered", "kip714.robustness.healthy"],
         title=title,
         spec=SPEC,
@@ -256,12 +256,18 @@ def _request_case(group: str, broken: bool) -> Any:
     async def test(target: BrokerTarget, check: Check, request: pytest.FixtureRequest) -> None:
         await fuzz_requests(target, check, request, group, broken)
 
-    test.__name__ = f"test_{group}_{kind}"
     return test
 
 
+REQUESTS = Family(_request_case)
 # Order matters on a target that crashes: what cannot kill it runs first.
-for _group in ("api_versions", "configs", "get_telemetry", "push_telemetry"):
-    for _broken in (False, True):
-        _test = _request_case(_group, _broken)
-        globals()[_test.__name__] = _test
+test_api_versions_well_formed = REQUESTS("fuzz.request.api_versions.well_formed", "api_versions")
+test_api_versions_malformed = REQUESTS("fuzz.request.api_versions.malformed", "api_versions")
+test_configs_well_formed = REQUESTS("fuzz.request.configs.well_formed", "configs")
+test_configs_malformed = REQUESTS("fuzz.request.configs.malformed", "configs")
+test_get_telemetry_well_formed = REQUESTS("fuzz.request.get_telemetry.well_formed", "get_telemetry")
+test_get_telemetry_malformed = REQUESTS("fuzz.request.get_telemetry.malformed", "get_telemetry")
+test_push_telemetry_well_formed = REQUESTS(
+    "fuzz.request.push_telemetry.well_formed", "push_telemetry"
+)
+test_push_telemetry_malformed = REQUESTS("fuzz.request.push_telemetry.malformed", "push_telemetry")

@@ -296,21 +296,43 @@ def test_fuzz_table_shows_rate_and_shapes() -> None:
 
 
 def test_the_stateful_oracle_names_the_rule_the_reference_enforces_for_each_error() -> None:
-    """The oracle names its rule ids itself (issue 14: `git grep` on a rule id finds the fuzz
-    oracle), so this keeps them from drifting apart from the reference's check rows."""
+    """The oracle's push rules are the reference's check rows' (issue 28: derived from the
+    table, not a second map beside it): the first Apache row per error, then the export's."""
     from kconform.codecs.errors import ErrorCode
     from kconform.engine.fuzz import model
-    from kconform.fixtures.reference import checks
+    from kconform.fixtures.reference import validation
 
     first_row: dict[ErrorCode, str] = {}
-    for row in checks.PUSH_CHECKS:
+    for row in validation.PUSH_VALIDATION:
         if not row.adds:
             first_row.setdefault(row.error, row.rule)
-    for error, rule_id in checks.EXPORT_RULES.items():
+    for error, rule_id in validation.EXPORT_RULES.items():
         first_row.setdefault(error, rule_id)
     named = {code: ids[0] for code, ids in model.PUSH_RULE_IDS.items() if code != ErrorCode.NONE}
     assert named == first_row
     assert model.GET_RULE_IDS[ErrorCode.THROTTLING_QUOTA_EXCEEDED] == (
-        checks.GET_THROTTLE_RULES[False],
+        validation.GET_THROTTLE_RULES[False],
     )
-    assert model.OTHER_RULE_IDS["reserved"] == (checks.RESERVED.rule,)
+    assert model.OTHER_RULE_IDS["reserved"] == (validation.RESERVED.rule,)
+
+
+def test_a_mismatch_cites_the_push_rule_never_the_get_rule() -> None:
+    """An unmapped push error used to fall back to the Get rule (issue 28)."""
+    from kconform.codecs.errors import ErrorCode
+    from kconform.engine.fuzz import model
+    from kconform.errors import HarnessDefect
+
+    accepted = model.PUSH_RULES[ErrorCode.NONE]
+    # the target refuses with an error no rule names a push the reference accepts
+    assert model.rule_for(72, ("NONE",), ("UNKNOWN_SERVER_ERROR",), False) == accepted
+    assert (
+        model.rule_for(72, ("NONE",), ("INVALID_RECORD",), False)
+        == (model.PUSH_RULES[ErrorCode.INVALID_RECORD])
+    )
+    assert (
+        model.rule_for(71, ("NONE",), ("UNKNOWN_SERVER_ERROR",), False)
+        == (model.GET_RULES[ErrorCode.NONE])
+    )
+    # the model itself answering an error its table does not name is the harness's defect
+    with pytest.raises(HarnessDefect, match="UNKNOWN_SERVER_ERROR"):
+        model.rule_for(72, ("UNKNOWN_SERVER_ERROR",), ("NONE",), False)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.fuzz.model import ORACLE_RULES
-from kconform.fixtures.reference.checks import PUSH_CHECKS, RESERVED
 from kconform.fixtures.reference.mutants import MUTANTS
+from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.model import SCHEMA_PATH
 from kconform.reports.rulebook import cases_by_rule, render_markdown, unresolved
 from kconform.rules import RULES, RULINGS, SECTIONS, Level, Verdict, rule
+from kconform.soak.objectives import BY_ID as SOAK_OBJECTIVES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "rules.md"
@@ -42,15 +43,30 @@ def test_every_case_claims_known_rules_and_takes_its_level_from_the_first() -> N
 
 
 def test_every_rule_is_judged_by_a_case_or_says_why_none_can(judged: dict[str, list[str]]) -> None:
-    unjudged = sorted(r.id for r in RULES.values() if not judged.get(r.id))
+    unjudged = sorted(
+        r.id for r in RULES.values() if not judged.get(r.id) and not judged.get(r.part_of)
+    )
     assert [r for r in unjudged if not RULES[r].outside_suites] == []
-    for rule_id in unjudged:  # judged elsewhere: a suite-excluded mutant is unit-tested
-        assert any(m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()), rule_id
+    for rule_id in unjudged:  # judged elsewhere: by the soak, or a suite-excluded mutant's test
+        assert rule_id in SOAK_OBJECTIVES or any(
+            m.rule == rule_id and m.suite_exclusion for m in MUTANTS.values()
+        ), rule_id
+
+
+def test_the_soak_judges_exactly_the_books_soak_rules() -> None:
+    """Each SLO is a rule of the book, which gives its level and source (issue 28)."""
+    assert set(SOAK_OBJECTIVES) == {r for r in RULES if r.startswith("soak.")}
+    for slo in SOAK_OBJECTIVES.values():
+        assert slo.level == RULES[slo.id].level and slo.spec.startswith(slo.id)
 
 
 def test_rules_cite_rulings_and_sections_that_exist() -> None:
     for r in RULES.values():
-        assert r.means.strip() and r.section.strip() and r.kip.startswith("KIP-"), r.id
+        assert (
+            r.means.strip()
+            and r.section.strip()
+            and (r.kip.startswith("KIP-") or r.kip == "operational")
+        ), r.id
         assert r.ruling is None or r.ruling in RULINGS, r.id
         assert not r.behaviour or r.behaviour in SECTIONS, r.id
         assert all(k.who and k.does and k.source for k in r.known), r.id
@@ -66,11 +82,13 @@ def test_every_mutant_breaks_a_rule_in_the_book() -> None:
     assert "terminating_twice_allowed" in by_rule["kip714.push.terminating.once"]
 
 
-def test_reference_checks_name_rules_and_mutants_that_exist(judged: dict[str, list[str]]) -> None:
-    for check in (RESERVED, *PUSH_CHECKS):
-        assert check.rule in RULES and judged[check.rule], check
-        assert all(m in MUTANTS for m in check.mutants), check
-    steps = [int(c.step.rsplit(" ", 1)[1]) for c in (RESERVED, *PUSH_CHECKS)]
+def test_reference_validation_names_rules_and_mutants_that_exist(
+    judged: dict[str, list[str]],
+) -> None:
+    for row in (RESERVED, *PUSH_VALIDATION):
+        assert row.rule in RULES and judged[row.rule], row
+        assert all(m in MUTANTS for m in row.mutants), row
+    steps = [int(c.step.rsplit(" ", 1)[1]) for c in (RESERVED, *PUSH_VALIDATION)]
     assert steps == sorted(steps), "the table reads top to bottom in Apache's order"
 
 
@@ -90,9 +108,10 @@ def test_one_rule_is_found_everywhere_it_is_used() -> None:
     ).stdout.split()  # fmt: skip
     if not found:
         pytest.skip("not a git checkout")
-    wanted = ["rules/kip714_broker.py", "fixtures/reference/checks.py", "docs/rules.md",
+    wanted = ["rules/kip714_broker.py", "fixtures/reference/validation.py", "docs/rules.md",
               "fixtures/reference/mutants.py", "suites/broker/test_push_terminating.py",
-              "suites/client/test_terminating.py", "kconform/engine/fuzz/model.py"]  # fmt: skip
+              "suites/client/test_terminating.py"]  # fmt: skip
+    # the fuzz oracle reads its push rules off the reference's check table (issue 28)
     assert [path for path in wanted if path not in found] == []
 
 
@@ -144,3 +163,33 @@ def test_a_rule_reads_as_one_line_citation() -> None:
     assert "ruling 2" in line
     with pytest.raises(KeyError, match="no rule"):
         rule("kip714.made.up")
+
+
+def test_a_duplicate_rule_id_is_an_error_even_under_python_O() -> None:
+    import kconform.rules as book
+
+    twice = book.rule("kip714.push.terminating.once")
+    with pytest.raises(book.DuplicateRuleId, match=r"kip714\.push\.terminating\.once"):
+        book._by_id([twice, book.rule("kip714.push.accepted"), twice])
+
+
+def test_the_otlp_conditions_the_codec_reports_are_the_books() -> None:
+    """The codec names ids only; the book declares each with level and source (issue 28)."""
+    from kconform.codecs.otlp_catalogue import RULE_IDS
+
+    in_book = {r.id for r in RULES.values() if r.id.startswith("otlp.")}
+    assert set(RULE_IDS) == in_book
+    for rule_id in RULE_IDS:
+        part_of = RULES[rule_id].part_of
+        assert part_of.startswith("kip714.client.payload."), rule_id
+        assert RULES[part_of].level == RULES[rule_id].level, rule_id
+
+
+def test_every_id_the_codec_emits_is_declared() -> None:
+    """Every literal "otlp.*" id in the validation code is one of `RULE_IDS`."""
+    from kconform.codecs.otlp_catalogue import _KEY_PAIRS, _KEY_TOKENS, RULE_IDS
+
+    text = (ROOT / "codecs" / "otlp_validation.py").read_text(encoding="utf-8")
+    emitted = set(re.findall(r'"(otlp\.[a-z_.]+)"', text))
+    emitted |= {f"otlp.privacy.{k}" for k in (*_KEY_TOKENS, *_KEY_PAIRS.values())}
+    assert emitted and emitted <= set(RULE_IDS)

@@ -14,7 +14,9 @@ known deviations of `deviations.py`) and see whether that model gives every answ
 gave.
 
 `PUSH_RULES`, `GET_RULES` and the other `*_RULE`s name the rule-book rules behind each answer,
-for the trace of a mismatch; `ORACLE_RULES` lists them all (the stateful case claims each).
+for the trace of a mismatch; the push errors' rules are read off the reference's validation table
+(`fixtures.reference.validation.PUSH_ERROR_RULES`). `ORACLE_RULES` lists them all (the stateful case
+claims each).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.framing import RequestFrame, decode_request
 from kconform.codecs.messages import RequestHeader, request_header_version
 from kconform.codecs.schema import Message
+from kconform.errors import HarnessDefect
 from kconform.fixtures.reference import Outcome, ReferenceBroker, RequestContext
+from kconform.fixtures.reference.validation import PUSH_ERROR_RULES
 from kconform.rules import rule
 
 SLACK_MS = 5
@@ -201,15 +205,13 @@ def _cite(*rule_ids: str) -> str:
 
 
 PUSH_RULE_IDS = {
-    ErrorCode.INVALID_REQUEST: ("kip714.push.terminating.once",),
-    ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.push.throttle.interval",),
-    ErrorCode.UNKNOWN_SUBSCRIPTION_ID: ("kip714.push.subscription_id.current",),
-    ErrorCode.UNSUPPORTED_COMPRESSION_TYPE: ("kip714.push.compression.unsupported",),
-    ErrorCode.TELEMETRY_TOO_LARGE: ("kip714.push.size_limit",),
-    ErrorCode.INVALID_RECORD: ("kip714.push.invalid_record",),
+    **{code: (rule_id,) for code, rule_id in PUSH_ERROR_RULES.items()},
     ErrorCode.NONE: ("kip714.push.accepted",),
 }
+"""The rules behind each answer to a push: the reference's check table's (`PUSH_ERROR_RULES`),
+and the rule an accepted push follows."""
 GET_RULE_IDS = {
+    ErrorCode.INVALID_REQUEST: ("kip714.robustness.malformed_answered",),  # an undecodable Get
     ErrorCode.THROTTLING_QUOTA_EXCEEDED: ("kip714.get.throttle.repeated",),
     ErrorCode.NONE: ("kip714.get.interval.minimum", "kip714.get.metrics.union"),
 }
@@ -242,15 +244,32 @@ NULL_METRICS_RULE = _cite(*OTHER_RULE_IDS["null_metrics"])
 def rule_for(
     api_key: int, expected: tuple[object, ...], observed: tuple[object, ...], reserved: bool
 ) -> str:
-    """The rule a mismatch is about: the one behind the model's error, else the target's.
-    `reserved`: the request named the ZERO or ONE ClientInstanceId."""
+    """The rule a mismatch is about: the one behind the model's error; else the one behind the
+    target's error if the table names one; else the one behind the model's answer (a push the
+    reference accepts but the target refused with an error no rule names breaks the rule of an
+    accepted push). `reserved`: the request named the ZERO or ONE ClientInstanceId.
+
+    `HarnessDefect` if the model itself answers an error its table names no rule for: the
+    reference and the table have drifted apart, and a trace would cite the wrong rule."""
     if api_key in (33, 44):
         return CONFIG_RULE
     if api_key == 72 and reserved:
         return RESERVED_RULE
     table = PUSH_RULES if api_key == 72 else GET_RULES
-    for sig in (expected, observed):
-        name = str(sig[0])
-        if name != "NONE" and name in ErrorCode.__members__:
-            return table.get(ErrorCode[name], GET_RULES[ErrorCode.NONE])
+    model_error, target_error = _error(expected), _error(observed)
+    if model_error is not None:
+        if model_error not in table:
+            raise HarnessDefect(
+                f"the reference answered api key {api_key} with {model_error.name}, which no "
+                "rule of the fuzz oracle's table names"
+            )
+        return table[model_error]
+    if target_error is not None and target_error in table:
+        return table[target_error]
     return table[ErrorCode.NONE]
+
+
+def _error(sig: tuple[object, ...]) -> ErrorCode | None:
+    """The error code a signature leads with, if it is one other than NONE."""
+    name = str(sig[0])
+    return ErrorCode[name] if name != "NONE" and name in ErrorCode.__members__ else None

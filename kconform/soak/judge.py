@@ -1,4 +1,4 @@
-"""The soak's SLOs as verdicts: one `soak.*` case each, citing the rule or promise it checks.
+"""The soak's objectives judged: one `soak.*` result each, citing the rule-book rule it judges.
 
 Pure: the ledger, the delivery counts and the memory series in, `CaseResult`s out (the same
 results `kconform run` writes, so the JSON, JUnit and HTML reports need nothing new). Every
@@ -21,7 +21,7 @@ from kconform.fixtures.targets.base import Capability
 from kconform.soak.delivery import DeliveryCounts
 from kconform.soak.latency import histogram_percentile
 from kconform.soak.ledger import Ledger, Storm
-from kconform.soak.slos import RESTART_SETTLE_S, SLOS, Slo, Thresholds
+from kconform.soak.objectives import RESTART_SETTLE_S, SLOS, Slo, Thresholds
 
 __all__ = ["SLOS", "Judgement", "SoakFacts", "Thresholds", "case_results", "judge"]
 
@@ -62,8 +62,7 @@ def judge(facts: SoakFacts, thresholds: Thresholds) -> list[Judgement]:
                 Judgement(slo, Verdict.UNSUPPORTED, message=f"target lacks {', '.join(missing)}")
             )
             continue
-        rule = _RULES[slo.id]
-        judgements.append(rule(slo, facts, thresholds))
+        judgements.append(_JUDGES[slo.id](slo, facts, thresholds))
     return judgements
 
 
@@ -361,7 +360,7 @@ def _cache(slo: Slo, facts: SoakFacts, t: Thresholds) -> Judgement:
     )
 
 
-_RULES = {
+_JUDGES = {
     "soak.delivery.no_loss": _no_loss,
     "soak.delivery.no_duplicate": _no_duplicate,
     "soak.subscription_change.recovery": _recovery,

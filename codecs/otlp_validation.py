@@ -1,8 +1,8 @@
-"""KIP-714's rules for one pushed OTLP ``MetricsData`` payload: `validate` and its checks.
+"""What KIP-714 asks of one pushed OTLP ``MetricsData`` payload: `validate` and its findings.
 
-Each finding names a rule of `RULES` (kconform.codecs.otlp_catalogue: level and KIP section),
-the metric it concerns and what was seen. Builds on the payload model of `kconform.codecs.otlp`,
-which re-exports `validate`, `Violation`, `is_requested` and `privacy_findings`.
+Each finding names a rule-book id of `otlp_catalogue.RULE_IDS` (the book, `kconform.rules`, gives
+its level and KIP section; this codec sits below it and names ids only), the metric it concerns
+and what was seen. Builds on the payload model of `kconform.codecs.otlp`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from .otlp import (
     attributes_to_dict,
     flatten,
 )
-from .otlp_catalogue import RULES, Level
 
 __all__ = ["Violation", "is_requested", "privacy_findings", "validate"]
 
@@ -35,17 +34,15 @@ Finding: TypeAlias = tuple[str, str | None, str]  # rule id, metric name, detail
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: ``rule`` is a key of `RULES`, which gives its level and KIP section."""
+    """One broken rule: ``rule`` is a rule-book id of `otlp_catalogue.RULE_IDS`."""
 
     rule: str
-    level: Level
     metric: str | None
     detail: str
-    spec_ref: str
 
     def __str__(self) -> str:
         where = f" [{self.metric}]" if self.metric is not None else ""
-        return f"{self.level} {self.rule}{where}: {self.detail} (KIP-714 {self.spec_ref})"
+        return f"{self.rule}{where}: {self.detail}"
 
 
 def validate(
@@ -57,7 +54,7 @@ def validate(
     previous: Sequence[MetricPoint] | None = None,
     private_values: Sequence[str] = (),
 ) -> list[Violation]:
-    """Every KIP-714 rule (see `RULES`) that one pushed payload breaks, each finding once.
+    """Every KIP-714 rule (see `RULE_IDS`) that one pushed payload breaks, each finding once.
 
     ``previous``: the flattened previous push of the same client, for the cross-push rules.
     ``client_type`` enables the required-metrics check. ``private_values``: strings the caller
@@ -73,7 +70,7 @@ def validate(
         _continuity_findings(points, previous or ()),
     )
     unique = dict.fromkeys(findings)
-    return [Violation(r, RULES[r].level, m, d, RULES[r].spec_ref) for r, m, d in unique]
+    return [Violation(r, m, d) for r, m, d in unique]
 
 
 def is_requested(name: str, requested_metrics: Sequence[str]) -> bool:

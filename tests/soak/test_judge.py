@@ -7,9 +7,9 @@ from kconform.engine.model import Verdict
 from kconform.fixtures.targets.base import Capability
 from kconform.soak.client import Event
 from kconform.soak.delivery import DeliveryMatcher, Poll
+from kconform.soak.judge import SoakFacts, Thresholds, growth_per_hour, judge
 from kconform.soak.latency import latency_histogram
 from kconform.soak.ledger import Fault, Ledger
-from kconform.soak.slo import SoakFacts, Thresholds, growth_per_hour, judge
 
 ALL = frozenset(Capability)
 INTERVAL = 5.0
