@@ -27,6 +27,8 @@ from typing import Any, Literal, TypeAlias
 from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
+from kconform.errors import ProtocolError
+
 __all__ = [
     "AttrValue",
     "Kind",
@@ -50,7 +52,7 @@ AttrValue: TypeAlias = (
 )
 
 
-class OtlpDecodeError(ValueError):
+class OtlpDecodeError(ProtocolError):
     """The payload is not an OTLP MetricsData protobuf; the message says where and why."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+from kconform.errors import HarnessDefect
 from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.model import (
@@ -51,7 +52,7 @@ _ALL = (
 )
 
 
-class DuplicateRuleId(ValueError):
+class DuplicateRuleId(HarnessDefect, ValueError):
     """Two rules of the book share an id: every citation of it would be ambiguous."""
 
 
