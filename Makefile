@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test test-harness test-brokers soak-reference soak-apache lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
+.PHONY: run test matrix test-harness test-brokers soak-reference soak-apache lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -83,6 +83,16 @@ soak-apache: $(STAMP)
 	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
 	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
 	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
+
+## matrix: the suites on every Apache Kafka release from 3.7.0 to the newest Maven Central serves
+## (official jars; the Java client of each too), their baselines written, docs/matrix.* rendered
+MATRIX_RELEASES ?= 3.7.0 3.7.1 3.7.2 3.8.0 3.8.1 3.9.0 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 \
+  4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
+MATRIX_CLUSTER ?= 4.4.0
+matrix: $(STAMP)
+	KCONFORM_KAFKA_DISTS= SPARK_LOCAL_IP=127.0.0.1 $(BIN)/kconform matrix run --write-baselines \
+	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER)
+	$(BIN)/kconform matrix render
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over every package
 lint: $(STAMP) typecheck

@@ -1,0 +1,171 @@
+"""`kconform matrix`: run the suites over many releases, record their baselines, render the matrix.
+
+`kconform matrix run --releases 3.7.0,4.4.0` runs, for each Apache Kafka release, the broker,
+volume and fuzz suites on one node, the client suites on that release's Java client, and on
+`--cluster` the broker and volume suites on three nodes; each run is a pytest process of its
+own, its results in `--out`. With `--write-baselines` each subject's verdicts become its
+`baselines/<subject>.json`, keeping the `why` of every entry whose verdict did not change: a
+new non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
+`kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kconform.cli.base import Command
+from kconform.engine.results import CaseResult
+from kconform.errors import UsageError
+from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
+
+__all__ = ["COMMAND", "render_pages"]
+
+BASELINES = Path(__file__).resolve().parents[2] / "baselines"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+# Not judged from run to run (Makefile, APACHE_UNGATED): whether a decompression bomb exhausts
+# a node's heap decides that verdict.
+UNGATED = ["--deselect", "suites/broker/test_security_bomb.py::test_bomb_not_exported"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{run,render}")
+    run = actions.add_parser("run", help="run the suites on each release; results in --out")
+    run.add_argument("--releases", required=True, help="Apache Kafka versions, comma separated")
+    run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
+    run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
+    run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
+    run.add_argument("--write-baselines", action="store_true",
+                     help="record each subject's verdicts in baselines/ (whys kept)")  # fmt: skip
+    render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
+    render.add_argument("--baselines", type=Path, default=BASELINES)
+    render.add_argument("--out", type=Path, default=DOCS)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "render":
+        for page in render_pages(args.baselines, args.out):
+            print(f"wrote {page}")
+        return EXIT_OK
+    return _run_releases(args)
+
+
+def render_pages(baselines: Path, out: Path) -> list[Path]:
+    """Write the matrix pages from every baseline in `baselines`; the paths written."""
+    from kconform.reports.matrix import build, load_columns, render_html, render_markdown
+    from kconform.rules import RULES
+    from kconform.runner import case_catalogue
+
+    try:
+        columns = load_columns(sorted(baselines.glob("*.json")))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    cases = {c["id"]: c["rules"] for c in case_catalogue()}
+    matrix = build(columns, cases, list(RULES))
+    out.mkdir(parents=True, exist_ok=True)
+    pages = [out / "matrix.md", out / "matrix.html"]
+    pages[0].write_text(render_markdown(matrix), encoding="utf-8")
+    pages[1].write_text(render_html(matrix), encoding="utf-8")
+    return pages
+
+
+def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, list[str]]]:
+    """(subject, folder name, suites and flags) of each run one release gets."""
+    runs = [
+        (
+            f"apache:{release}",
+            f"apache-{release}",
+            ["broker", "volumes", "fuzz", "--target", f"apache:{release}", "--brokers", "1"],
+        )
+    ]
+    if clients:
+        runs.append(
+            (
+                f"java:{release}",
+                f"java-{release}",
+                ["client", "--target", "reference", "--client", f"java:{release}"],
+            )
+        )
+    if release == cluster:
+        runs.append(
+            (
+                f"apache:{release}",
+                f"apache-{release}-3brokers",
+                ["broker", "volumes", "--target", f"apache:{release}", "--brokers", "3"],
+            )
+        )
+    return runs  # fmt: skip
+
+
+def _run_releases(args: argparse.Namespace) -> int:
+    from kconform.reports.model import RunResults
+    from kconform.runner import SUITES_DIR
+
+    releases = [r.strip() for r in args.releases.split(",") if r.strip()]
+    if not releases:
+        raise UsageError("--releases names no release")
+    worst = EXIT_OK
+    for release in releases:
+        for subject, name, spec in _runs(release, args.cluster, not args.no_clients):
+            folder = args.out / name
+            folder.mkdir(parents=True, exist_ok=True)
+            results = folder / "results.json"
+            suites = [str(SUITES_DIR / s) for s in spec if s in ("broker", "volumes", "fuzz",
+                                                                 "client")]  # fmt: skip
+            flags = [s for s in spec if s not in ("broker", "volumes", "fuzz", "client")]
+            command = [sys.executable, "-m", "pytest", *suites, "-c", os.devnull, "--rootdir",
+                       str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
+                       "-q", "--assert=plain", "--kconform-results", str(results),
+                       "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED]  # fmt: skip
+            started = time.monotonic()
+            with (folder / "pytest.log").open("w", encoding="utf-8") as log:
+                done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+            took = time.monotonic() - started
+            if not results.is_file():
+                print(f"{name}: no results ({took:.0f} s, pytest exit {done.returncode}; "
+                      f"see {folder / 'pytest.log'})")  # fmt: skip
+                worst = EXIT_ERRORS
+                continue
+            counts = RunResults.read(results).counts()
+            print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+            if counts.get("error"):
+                worst = EXIT_ERRORS
+            if args.write_baselines:
+                _record(subject, name, RunResults.read(results).results)
+    return worst
+
+
+def _record(subject: str, name: str, results: list[CaseResult]) -> None:
+    """Write `baselines/<name>.json`, saying which verdicts changed (their whys need a look). A
+    3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
+    them (reports.model.layered_baselines)."""
+    from kconform.reports.model import read_baseline, write_baseline
+
+    target = BASELINES / f"{name}.json"
+    earlier = read_baseline(target) if target.is_file() else None
+    write_baseline(target, subject, results, earlier)
+    written = read_baseline(target)
+    if name.endswith("-3brokers"):
+        single = BASELINES / f"{name.removesuffix('-3brokers')}.json"
+        general = read_baseline(single).verdicts if single.is_file() else {}
+        body = json.loads(target.read_text(encoding="utf-8"))
+        body["verdicts"] = {k: v for k, v in written.verdicts.items() if general.get(k) != v}
+        body["why"] = {k: v for k, v in written.why.items() if k in body["verdicts"]}
+        body = {"subject": subject, "brokers": 3, **{k: body[k] for k in ("verdicts", "why")}}
+        target.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        written = read_baseline(target)
+    before = earlier.verdicts if earlier else {}
+    for case_id, verdict in written.verdicts.items():
+        if before.get(case_id, verdict) != verdict:
+            print(f"  {target.name}: {case_id} {before[case_id]} -> {verdict} (check its why)")
+        if verdict != "pass" and not written.why.get(case_id):
+            print(f"  {target.name}: {case_id} is {verdict} with no why yet")
+
+
+COMMAND = Command("matrix", "run the suites over many releases; render the matrix",
+                  add_arguments, run)  # fmt: skip
