@@ -294,8 +294,9 @@ def test_a_run_that_judged_nothing_never_exits_0(
     assert "kafka-python 3." in captured.out and "NOT JUDGED" in captured.out
     (line,) = [x for x in captured.err.splitlines() if "no case was judged" in x]
     assert "1 unsupported" in line and "lacks telemetry" in line, line
-    # no result at all: a --cases that matches nothing
-    args = ["run", "--target", "reference", "--cases", "no.such.case"]
+    # no result at all: a -k that selects nothing (a --cases that matches nothing is refused
+    # before the run: test_cases_that_match_nothing_are_refused_with_near_matches)
+    args = ["run", "--target", "reference", "--cases", "kip511", "-k", "no_such_test"]
     assert main([*args, "--out", str(tmp_path / "run")]) == 2
     (line,) = [x for x in capsys.readouterr().err.splitlines() if "no case was judged" in x]
     assert "no case produced a result" in line, line
@@ -336,7 +337,10 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
     (line,) = [x for x in captured.err.splitlines() if "not judged at all" in x]
     assert "apache:9.9.9 (1 cases skipped" in line and "9.9.9 not found" in line, line
     assert "reference" not in line.split("(")[0]
-    assert "not judged at all (every case skipped): apache:9.9.9: CI fails" in captured.out
+    assert (
+        "not judged at all (every case unsupported, not applicable or skipped): "
+        "apache:9.9.9: CI fails" in captured.out
+    )
     verdicts = {r.subject: r.verdict for r in RunResults.read(out / "results.json").results}
     assert verdicts == {"reference": "pass", "apache:9.9.9": "skipped"}
     page = (out / "index.html").read_text()
