@@ -291,7 +291,7 @@ def test_a_run_that_judged_nothing_never_exits_0(
     assert main([*args, "--out", str(tmp_path / "certify")]) == 2
     captured = capsys.readouterr()
     assert "CONFORMS" not in captured.out
-    assert "kafka-python 3." in captured.out and "NOT JUDGED" in captured.out
+    assert "kafka-python 3." in captured.out and "NOT RUN: nothing judged" in captured.out
     (line,) = [x for x in captured.err.splitlines() if "no case was judged" in x]
     assert "1 unsupported" in line and "lacks telemetry" in line, line
     # no result at all: a -k that selects nothing (a --cases that matches nothing is refused
@@ -335,7 +335,7 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
     assert main(args) == 2
     captured = capsys.readouterr()
     (line,) = [x for x in captured.err.splitlines() if "not judged at all" in x]
-    assert "apache:9.9.9 (1 cases skipped" in line and "9.9.9 not found" in line, line
+    assert "apache:9.9.9 (1 skipped" in line and "9.9.9 not found" in line, line
     assert "reference" not in line.split("(")[0]
     assert (
         "not judged at all (every case unsupported, not applicable or skipped): "
@@ -355,8 +355,11 @@ def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
         return CaseResult("c", "t", "s", "MUST", "KIP-714", subject, "broker", "i", "1", verdict,
                           message=f"why {subject}")  # fmt: skip
 
-    judged = [result("pass", "a"), result("unsupported", "b"), result("skipped", "b")]
+    judged = [result("pass", "a"), result("unsupported", "b"), result("informational", "b")]
     assert exit_code(RunResults("0", 0.0, results=judged), 0) == EXIT_OK  # b was judged
+    # nothing judged about b: every case unsupported or not applicable (issue 33)
+    unjudged = [result("pass", "a"), result("unsupported", "b"), result("not-applicable", "b")]
+    assert exit_code(RunResults("0", 0.0, results=unjudged), 0) == EXIT_ERRORS
     lost = [*judged, result("skipped", "c"), result("skipped", "c")]
     assert exit_code(RunResults("0", 0.0, results=lost), 0) == EXIT_ERRORS
 
