@@ -263,7 +263,7 @@ def certificate(results: RunResults) -> str:
         )
         status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
         if not judged:
-            status = "NOT JUDGED: every case was unsupported, not applicable or skipped"
+            status = "NOT RUN: nothing judged, every case unsupported, not applicable or skipped"
         named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")
         lines += [
             f"{subject} {version}: {status}",

@@ -222,6 +222,7 @@ def write_outputs(
     results.write(out / "results.json")
     table = soak_tables(out, rows, spark=spark, master=master, notes=run.notes)
     summary = summary_of(run, judgements, table)
+    summary["outcome"] = report.outcome(results)  # the page's banner says what the exit code does
     previous_results, diff = None, None
     if compare_dir is not None:
         previous_results, diff = _previous(compare_dir, summary, run.notes)

@@ -73,6 +73,20 @@ def fails_run(result: CaseResult) -> bool:
     return result.verdict in BAD_VERDICTS
 
 
+LOUD_VERDICTS = frozenset({"fail", "error", "non-strict"})
+"""Verdicts a reader must notice; drawn muted, as expected, where a baseline expects them."""
+
+
+def expected_non_pass(result: CaseResult) -> bool:
+    """A fail, error or non-strict that the subject's baseline expects (a known deviation, as
+    the librdkafka mock's): shown apart from an unexpected one, which is what breaks CI."""
+    return (
+        result.verdict in LOUD_VERDICTS
+        and result.baseline is not None
+        and baseline_allows(result.baseline, result.verdict)
+    )
+
+
 def failure_reason(result: CaseResult) -> str:
     """One line saying why a result fails the run, as the plugin words it."""
     if result.baseline is not None:
@@ -98,23 +112,25 @@ def not_judged(results: RunResults) -> str | None:
 
 
 def subjects_not_run(results: RunResults) -> str | None:
-    """The subjects none of whose cases ran (each `skipped`: the target unavailable or never
-    started, the client not installed), with the first reason given; None when there is none.
-    A run asked to judge `apache:9.9.9` must not pass on the clients it judged beside it."""
+    """The subjects the run judged nothing about (every case unsupported, not applicable or
+    skipped, or none run: the target unavailable, the client not installed or never reaching
+    what the cases judge), with the first reason given; None when there is none. A run asked
+    to judge `apache:9.9.9` must not pass on the clients it judged beside it."""
     parts = []
     for subject in subjects(results):
         if not subject.not_run:
             continue
         found = (r for r in results.results if r.subject == subject.name and r.message.strip())
         why = next((_one_line(r.message) for r in found), "")
-        parts.append(f"{subject.name} ({subject.total} cases skipped{': ' + why if why else ''})")
+        tally = ", ".join(f"{n} {v}" for v, n in subject.counts.items() if n) or "no case ran"
+        parts.append(f"{subject.name} ({tally}{': ' + why if why else ''})")
     return f"not judged at all: {'; '.join(parts)}" if parts else None
 
 
-def _one_line(message: str, limit: int = 240) -> str:
-    """A result's message on one line, cut at `limit` characters for a summary line."""
-    line = " ".join(message.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def _one_line(message: str) -> str:
+    """A result's message on one line, whole: a skip reason's hint (what to install, which
+    flag to pass) comes last, and these are the console's last lines."""
+    return " ".join(message.split())
 
 
 def nothing_judged(results: RunResults) -> str | None:
@@ -154,6 +170,8 @@ class Subject:
     version: str = ""
     capabilities: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    # of those counts, the non-passes (fail, error, non-strict) a baseline expects
+    expected: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     failing: list[CaseResult] = field(default_factory=list)
     time: float = 0.0
 
@@ -162,9 +180,19 @@ class Subject:
         return sum(self.counts.values())
 
     @property
+    def judged(self) -> int:
+        """Its results with a verdict outside SKIP_VERDICTS."""
+        return sum(n for v, n in self.counts.items() if v not in SKIP_VERDICTS)
+
+    @property
     def not_run(self) -> bool:
-        """Every case of it skipped: the run judged nothing about it (`subjects_not_run`)."""
-        return self.total > 0 and self.counts.get("skipped", 0) == self.total
+        """Nothing judged about it: every case unsupported, not applicable or skipped, or none
+        run at all (`subjects_not_run`); NOT RUN in every report, and the run cannot pass."""
+        return self.judged == 0
+
+    def unexpected(self, verdict: str) -> int:
+        """Its results with this verdict that no baseline expects."""
+        return self.counts.get(verdict, 0) - self.expected.get(verdict, 0)
 
 
 def subjects(results: RunResults) -> list[Subject]:
@@ -172,7 +200,8 @@ def subjects(results: RunResults) -> list[Subject]:
 
     A described target without a single result was an instrument, not a subject: the reference
     the client cases run against beside `--target apache:...`. Listed, it read as a broker judged
-    "ok" on nothing."""
+    "ok" on nothing. A planned subject (some selected case runs against it) is listed even
+    without a result: an interrupted run had not reached it, and it shows as NOT RUN."""
     by_name: dict[str, Subject] = {}
     for described in results.subjects:
         name = str(described.get("name", ""))
@@ -187,10 +216,15 @@ def subjects(results: RunResults) -> list[Subject]:
         subject.implementation = subject.implementation or result.implementation
         subject.version = subject.version or result.version
         subject.counts[result.verdict] = subject.counts.get(result.verdict, 0) + 1
+        if expected_non_pass(result):
+            subject.expected[result.verdict] = subject.expected.get(result.verdict, 0) + 1
         subject.time += result.duration
         if fails_run(result):
             subject.failing.append(result)
-    ordered = [s for s in by_name.values() if s.total]
+    planned = {str(p.get("name", "")): str(p.get("kind") or "broker") for p in results.planned}
+    for name, kind in planned.items():  # selected, but none of its cases ran (interrupted)
+        by_name.setdefault(name, Subject(name, kind))
+    ordered = [s for s in by_name.values() if s.total or s.name in planned]
     return sorted(ordered, key=lambda s: 0 if s.kind == "broker" else 1)  # stable within a kind
 
 

@@ -23,6 +23,7 @@ from kconform.reports.common import (
     Subject,
     case_groups,
     changes,
+    expected_non_pass,
     fails_run,
     not_judged,
     run_passes,
@@ -111,7 +112,8 @@ def _banner(results: RunResults) -> str:
     if results.interrupted:
         return (
             '<div class="banner warn" id="interrupted">⚠ This run was interrupted: the results '
-            "are partial. Cases that had not run yet are missing from the matrix.</div>"
+            "are partial. Cases that had not run yet are missing from the matrix; a subject "
+            "none of whose cases had run is listed as NOT RUN.</div>"
         )
     if results.finished is None:
         return (
@@ -160,14 +162,11 @@ def _subjects_table(columns: list[Subject]) -> str:
     rows = []
     for s in columns:
         caps = "".join(f'<span class="cap">{esc(c)}</span>' for c in s.capabilities)
-        counts = "".join(
-            f'<td class="n{" z" if not s.counts.get(v) else ""}">{s.counts.get(v, 0)}</td>'
-            for v in VERDICTS
-        )
+        counts = "".join(_count_cell(s, v) for v in VERDICTS)
         if s.failing:
             ci = chip("fail", "FAIL")
         elif s.not_run:
-            ci = chip("error", "NOT RUN")  # it fails the run: it could not be judged
+            ci = chip("error", "NOT RUN")  # it fails the run: nothing about it was judged
         else:
             ci = chip("pass", "ok")
         rows.append(
@@ -181,6 +180,19 @@ def _subjects_table(columns: list[Subject]) -> str:
         '<table class="counts"><thead><tr><th>subject</th><th>kind</th>'
         f"<th>implementation, version, capabilities</th>{head}<th>total</th><th>CI</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _count_cell(subject: Subject, verdict: str) -> str:
+    """A subject's count of a verdict: the unexpected ones, and apart, muted, those a baseline
+    expects (the librdkafka mock's known fails are not news)."""
+    count, expected = subject.counts.get(verdict, 0), subject.expected.get(verdict, 0)
+    if not expected:
+        return f'<td class="n{" z" if not count else ""}">{count}</td>'
+    shown = subject.unexpected(verdict)
+    return (
+        f'<td class="n{" z" if not shown else ""}" title="{shown} unexpected, {expected} as the '
+        f'baseline expects">{shown}<span class="exp"> +{expected} expected</span></td>'
     )
 
 
@@ -228,7 +240,9 @@ def _legend() -> str:
         f'<div class="legend" id="legend-verdicts">{verdicts}</div>'
         f'<div class="legend" id="legend-levels">{levels}'
         '<span class="item"><span class="chgdemo"></span>'
-        "verdict changed since the previous run or baseline</span></div>"
+        "verdict changed since the previous run or baseline</span>"
+        f'<span class="item">{chip("exp", "fail exp.")}a fail, error or non-strict the '
+        "baseline expects (a known deviation; does not fail the run)</span></div>"
     )
 
 
@@ -318,7 +332,11 @@ def _row(
             cells.append('<td class="v v-none" data-v="none">not run</td>')
             continue
         chg = " chg" if (case_id, s.name) in changed else ""
-        tip = f"{s.name}: {result.verdict}"
+        label = VERDICT_SHORT.get(result.verdict, result.verdict)
+        drawn, tip = f"v-{result.verdict}", f"{s.name}: {result.verdict}"
+        if expected_non_pass(result):  # muted: the baseline expects it, it is not news
+            drawn, label = f"v-{result.verdict} exp", f"{result.verdict} exp."
+            tip += ", as the baseline expects"
         if (
             result.baseline_why
             and result.baseline is not None
@@ -328,10 +346,9 @@ def _row(
         elif result.message:
             tip += f" — {result.message[:160]}"
         cells.append(
-            f'<td id="{esc(matrix_cell_id(case_id, s.name))}" class="v v-{esc(result.verdict)}'
+            f'<td id="{esc(matrix_cell_id(case_id, s.name))}" class="v {esc(drawn)}'
             f'{chg}" data-v="{esc(result.verdict)}" title="{esc(tip)}">'
-            f'<a href="{page_link}#{esc(subject_anchor(s.name))}">'
-            f"{esc(VERDICT_SHORT.get(result.verdict, result.verdict))}</a></td>"
+            f'<a href="{page_link}#{esc(subject_anchor(s.name))}">{esc(label)}</a></td>'
         )
     return (
         f'<tr class="case" id="row-{esc(slug(case_id))}" data-case="{esc(case_id)}">'

@@ -14,6 +14,7 @@ from typing import Any
 from kconform.engine.results import CaseResult
 from kconform.reports.common import (
     LEVEL_MEANING,
+    LOUD_VERDICTS,
     VERDICT_MEANING,
     VERDICT_SHORT,
     fails_run,
@@ -53,8 +54,13 @@ def render_case(
     previous: dict[tuple[str, str], str],
     baseline: dict[str, dict[str, str]],
 ) -> str:
-    """The page for `case_id`; `order` lists subjects as the matrix columns do."""
-    results = [by_subject[s] for s in order if s in by_subject]
+    """The page for `case_id`: the subjects in the matrix columns' `order`, except that those
+    whose verdict fails the run come first, then the other loud ones (fail, error, non-strict,
+    even as a baseline expects them): the first screen shows why the case is on anyone's mind,
+    not the passing subjects above the fold."""
+    columns = [by_subject[s] for s in order if s in by_subject]
+    columns += [r for s, r in by_subject.items() if s not in order]
+    results = sorted(columns, key=_urgency)
     first = results[0]
     nav = " ".join(
         f'<a href="#{esc(subject_anchor(r.subject))}" title="{esc(r.verdict)}">'
@@ -79,6 +85,13 @@ def render_case(
         expected = baseline.get(result.subject, {}).get(result.case_id, result.baseline)
         body.append(_subject_section(result, previous.get(key), expected))
     return page(f"{case_id} — kconform", "\n".join(body))
+
+
+def _urgency(result: CaseResult) -> int:
+    """0 fails the run, 1 a loud verdict the baseline expects, 2 the rest (sort is stable)."""
+    if fails_run(result):
+        return 0
+    return 1 if result.verdict in LOUD_VERDICTS else 2
 
 
 def _rule_links(rule_ids: list[str]) -> str:

@@ -33,6 +33,11 @@ th,td{border:1px solid var(--line);padding:3px 7px;text-align:left;vertical-alig
 thead th{background:var(--head);font-weight:600}
 .banner{padding:10px 14px;border-radius:5px;margin:10px 0;font-weight:600}
 .banner.warn{background:#fff3cd;border:1px solid #e0b000}
+.banner.pass{background:#e7f5ec;border:1px solid var(--pass)}
+.banner.fail{background:#fdecec;border:1px solid var(--fail)}
+.banner.notrun{background:#eef1f4;border:1px solid #8a949e}
+.banner .why{font-weight:400;margin-left:8px}
+.counts td.n .exp{color:var(--muted);font-weight:400;font-size:11px;white-space:nowrap}
 .status{display:inline-block;padding:5px 14px;border-radius:5px;font-weight:700;color:#fff;
 margin-right:12px}
 .status.ok{background:var(--pass)}.status.bad{background:var(--fail)}
@@ -45,6 +50,8 @@ margin-right:12px}
 .v-not-applicable{background:var(--not-applicable);color:#222}
 .v-skipped{background:repeating-linear-gradient(135deg,#e9eaec 0 6px,#d9dadd 6px 12px);color:#333}
 .v-none{background:#fff;color:#aab}
+.v-exp,.matrix td.v.exp{color:#7a4a4a;font-weight:400;
+background:repeating-linear-gradient(135deg,#f4f0f0 0 6px,#e9e3e3 6px 12px)}
 .chip{display:inline-block;min-width:64px;padding:1px 7px;border-radius:3px;text-align:center;
 font-size:12px;font-weight:600;white-space:nowrap}
 .lvl{display:inline-block;padding:0 5px;border-radius:3px;font-size:11px;font-weight:700;
@@ -203,3 +210,10 @@ def page(title: str, body: str, *, script: str = "") -> str:
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
         f"<body><main>{body}</main>{tail}</body></html>\n"
     )
+
+
+def verdict_banner(state: str, headline: str, why: str = "", *, id: str = "verdict") -> str:
+    """The first line of a page: `state` pass, fail or notrun, a headline (`SOAK PASSED`) and
+    why, so the page's answer is on its first screen whatever follows."""
+    detail = f'<span class="why">{esc(why)}</span>' if why else ""
+    return f'<div class="banner {esc(state)}" id="{esc(id)}">{esc(headline)}{detail}</div>'

@@ -46,6 +46,9 @@ class RunResults:
     results: list[CaseResult] = field(default_factory=list)
     interrupted: bool = False
     schema_version: int = SCHEMA_VERSION
+    # the subjects the selected cases run against ({"name", "kind"}), known once pytest has
+    # collected: an interrupted run still lists a subject none of whose cases had started
+    planned: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +98,7 @@ def merge_runs(runs: list[RunResults]) -> RunResults:
     merged = runs[0]
     for other in runs[1:]:
         merged.subjects += [s for s in other.subjects if s not in merged.subjects]
+        merged.planned += [p for p in other.planned if p not in merged.planned]
         merged.results += other.results
         merged.started = min(merged.started, other.started)
         merged.finished = max(filter(None, (merged.finished, other.finished)), default=None)

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kconform.reports.common import fails_run, not_judged, run_passes
 from kconform.reports.html_case import case_file
-from kconform.reports.html_style import chip, esc, level_badge, page
+from kconform.reports.html_style import chip, esc, level_badge, page, verdict_banner
+from kconform.reports.model import RunResults
 from kconform.reports.soak_svg import STYLE, Marker, Series, chart
 
 TOTALS_COMPARED = (
@@ -72,6 +74,41 @@ def compare(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str
     }
 
 
+def outcome(results: RunResults) -> dict[str, Any]:
+    """The soak's overall verdict as the exit code decides it (baselines applied), for the
+    page's banner: passes, the SLOs that fail the run, why nothing could be judged."""
+    return {
+        "passes": run_passes(results),
+        "failing": [r.case_id for r in results.results if fails_run(r)],
+        "not_judged": None if results.interrupted else not_judged(results),
+    }
+
+
+def _banner(summary: Mapping[str, Any]) -> str:
+    """SOAK PASSED / FAILED / NOT JUDGED on the first line. A summary written before the
+    outcome was recorded is judged from its SLOs' verdicts (no baseline)."""
+    slos = summary.get("slos", [])
+    result = summary.get("outcome") or {
+        "failing": [slo["id"] for slo in slos if slo.get("verdict") in ("fail", "error")],
+        "not_judged": None,
+    }
+    failing, unjudged = result.get("failing") or [], result.get("not_judged")
+    cut = summary.get("crash") or summary.get("interrupted")
+    tail = " The run was cut short; what was measured is judged." if cut else ""
+    if failing:
+        ids = ", ".join(failing[:4]) + (f" and {len(failing) - 4} more" if len(failing) > 4 else "")
+        return verdict_banner(
+            "fail", "SOAK FAILED", f"{len(failing)} SLOs fail the run: {ids}.{tail}"
+        )
+    if unjudged or not result.get("passes", True):
+        why = unjudged or "the run did not complete"
+        return verdict_banner("notrun", "SOAK NOT JUDGED", f"{why}.{tail}")
+    met = sum(1 for slo in slos if slo.get("verdict") == "pass")
+    return verdict_banner(
+        "pass", "SOAK PASSED", f"{met} of {len(slos)} SLOs met; none fails the run.{tail}"
+    )
+
+
 def render(
     summary: Mapping[str, Any],
     timeline: Sequence[Mapping[str, Any]],
@@ -84,6 +121,7 @@ def render(
     body = [
         f'<div class="soak"><style>{PAGE_CSS}</style>',
         f"<h1>{esc(title)}</h1>",
+        _banner(summary),
         _facts(summary),
         _slo_table(summary.get("slos", [])),
     ]

@@ -6,7 +6,7 @@ and which case ids to open in the HTML report; everything else is in the report 
 
 from __future__ import annotations
 
-from kconform.reports.common import failure_reason, run_passes, subjects
+from kconform.reports.common import Subject, failure_reason, run_passes, subjects
 from kconform.reports.model import VERDICTS, RunResults
 
 COLUMN = {
@@ -20,6 +20,16 @@ COLUMN = {
     "error": "error",
 }
 MAX_FAILING_SHOWN = 5
+EXPECTED_MARK = "e"  # "0+18e": no unexpected fail, 18 the baseline expects
+
+
+def _count(subject: Subject, verdict: str) -> str:
+    """A count cell: the unexpected ones, then `+Ne` for those a baseline expects, so a known
+    deviation never reads like a new one."""
+    expected = subject.expected.get(verdict, 0)
+    if not expected:
+        return str(subject.counts.get(verdict, 0))
+    return f"{subject.unexpected(verdict)}+{expected}{EXPECTED_MARK}"
 
 
 def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) -> str:
@@ -29,14 +39,14 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
         note = " (interrupted)" if results.interrupted else ""
         return f"kconform {results.kconform_version}: no cases ran{note}\n"
     width = max(len("subject"), *(len(s.name) for s in rows))
-    cols = {v: max(len(COLUMN[v]), 4) for v in VERDICTS}
+    cols = {v: max(len(COLUMN[v]), 4, *(len(_count(s, v)) for s in rows)) for v in VERDICTS}
     header = f"{'subject':<{width}}  {'kind':<6}" + "".join(
         f" {COLUMN[v]:>{cols[v]}}" for v in VERDICTS
     )
     lines = [header + f" {'total':>6}  CI", "-" * (len(header) + 11)]
     failing_total = 0
     for subject in rows:
-        counts = "".join(f" {subject.counts.get(v, 0):>{cols[v]}}" for v in VERDICTS)
+        counts = "".join(f" {_count(subject, v):>{cols[v]}}" for v in VERDICTS)
         status = "FAIL" if subject.failing else "NOT RUN" if subject.not_run else "ok"
         lines.append(
             f"{subject.name:<{width}}  {subject.kind:<6}{counts} {subject.total:>6}  {status}"
@@ -47,12 +57,21 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
         if len(subject.failing) > max_failing:
             lines.append(f"    ... and {len(subject.failing) - max_failing} more")
     lines.append("")
+    expected = sum(sum(s.expected.values()) for s in rows)
+    if expected:
+        lines.append(
+            f"n+M{EXPECTED_MARK}: n unexpected, M as the baseline expects ({expected} known "
+            "deviations, which do not fail the run)"
+        )
     if results.interrupted:
         lines.append("run INTERRUPTED: results are partial, CI fails")
     verdict = "PASS" if run_passes(results) else "FAIL"
     unjudged = [s.name for s in rows if s.not_run]
     if unjudged and not results.interrupted:
-        lines.append(f"not judged at all (every case skipped): {', '.join(unjudged)}: CI fails")
+        lines.append(
+            "not judged at all (every case unsupported, not applicable or skipped): "
+            f"{', '.join(unjudged)}: CI fails"
+        )
     lines.append(
         f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
     )

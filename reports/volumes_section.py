@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kconform.reports.html_style import chip, esc
+from kconform.reports.html_style import chip, esc, verdict_banner
 
 STATUS_CHIP = {
     "ok": ("pass", "ok"),
@@ -38,9 +38,26 @@ def render_volumes_section(summary: Mapping[str, Any]) -> str:
     )
     return (
         f'<section id="volumes">{STYLE}<h2 id="volumes-title">Volumes {verdict} '
-        f'<span class="muted small">{scale}</span></h2>{_run(summary.get("run"))}'
+        f'<span class="muted small">{scale}</span></h2>{_banner(summary, bad)}'
+        f"{_run(summary.get('run'))}"
         f"{_sources(summary.get('sources', []))}{_rows(summary)}{_tolerance(summary)}</section>"
     )
+
+
+def _banner(summary: Mapping[str, Any], bad: int) -> str:
+    """The section's answer first: did every source agree with what the client produced."""
+    totals, sources = summary.get("totals", {}), summary.get("sources", [])
+    if not sources:
+        return verdict_banner("notrun", "VOLUMES NOT JUDGED", "no source was compared with "
+                              "the ledger", id="volumes-verdict")  # fmt: skip
+    if bad:
+        why = (
+            f"{totals.get('mismatch', 0)} partition figures off, "
+            f"{totals.get('missing', 0)} missing, across {len(sources)} sources"
+        )
+        return verdict_banner("fail", "VOLUMES DISAGREE", why, id="volumes-verdict")
+    why = f"every partition figure of {len(sources)} sources agrees with the ledger"
+    return verdict_banner("pass", "VOLUMES AGREE", why, id="volumes-verdict")
 
 
 def _run(run: Mapping[str, Any] | None) -> str:

@@ -291,11 +291,12 @@ def test_a_run_that_judged_nothing_never_exits_0(
     assert main([*args, "--out", str(tmp_path / "certify")]) == 2
     captured = capsys.readouterr()
     assert "CONFORMS" not in captured.out
-    assert "kafka-python 3." in captured.out and "NOT JUDGED" in captured.out
+    assert "kafka-python 3." in captured.out and "NOT RUN: nothing judged" in captured.out
     (line,) = [x for x in captured.err.splitlines() if "no case was judged" in x]
     assert "1 unsupported" in line and "lacks telemetry" in line, line
-    # no result at all: a --cases that matches nothing
-    args = ["run", "--target", "reference", "--cases", "no.such.case"]
+    # no result at all: a -k that selects nothing (a --cases that matches nothing is refused
+    # before the run: test_cases_that_match_nothing_are_refused_with_near_matches)
+    args = ["run", "--target", "reference", "--cases", "kip511", "-k", "no_such_test"]
     assert main([*args, "--out", str(tmp_path / "run")]) == 2
     (line,) = [x for x in capsys.readouterr().err.splitlines() if "no case was judged" in x]
     assert "no case produced a result" in line, line
@@ -334,9 +335,12 @@ def test_a_subject_none_of_whose_cases_ran_fails_the_run(
     assert main(args) == 2
     captured = capsys.readouterr()
     (line,) = [x for x in captured.err.splitlines() if "not judged at all" in x]
-    assert "apache:9.9.9 (1 cases skipped" in line and "9.9.9 not found" in line, line
+    assert "apache:9.9.9 (1 skipped" in line and "9.9.9 not found" in line, line
     assert "reference" not in line.split("(")[0]
-    assert "not judged at all (every case skipped): apache:9.9.9: CI fails" in captured.out
+    assert (
+        "not judged at all (every case unsupported, not applicable or skipped): "
+        "apache:9.9.9: CI fails" in captured.out
+    )
     verdicts = {r.subject: r.verdict for r in RunResults.read(out / "results.json").results}
     assert verdicts == {"reference": "pass", "apache:9.9.9": "skipped"}
     page = (out / "index.html").read_text()
@@ -351,8 +355,11 @@ def test_exit_code_fails_a_run_that_left_a_subject_unjudged() -> None:
         return CaseResult("c", "t", "s", "MUST", "KIP-714", subject, "broker", "i", "1", verdict,
                           message=f"why {subject}")  # fmt: skip
 
-    judged = [result("pass", "a"), result("unsupported", "b"), result("skipped", "b")]
+    judged = [result("pass", "a"), result("unsupported", "b"), result("informational", "b")]
     assert exit_code(RunResults("0", 0.0, results=judged), 0) == EXIT_OK  # b was judged
+    # nothing judged about b: every case unsupported or not applicable (issue 33)
+    unjudged = [result("pass", "a"), result("unsupported", "b"), result("not-applicable", "b")]
+    assert exit_code(RunResults("0", 0.0, results=unjudged), 0) == EXIT_ERRORS
     lost = [*judged, result("skipped", "c"), result("skipped", "c")]
     assert exit_code(RunResults("0", 0.0, results=lost), 0) == EXIT_ERRORS
 

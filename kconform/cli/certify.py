@@ -1,4 +1,8 @@
-"""`kconform certify`: the client suites only, then a certificate-style summary per client."""
+"""`kconform certify`: the client suites only, then a certificate-style summary per client.
+
+Baselines apply as in `kconform run`: the committed `baselines/<client>.json` of each client
+certified (unless `--no-default-baselines`), and any `--baseline` given, so a known deviation
+is expected here as it is there and the exit code says whether a verdict changed."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from kconform.cli.base import Command
-from kconform.cli.checks import JOBS_HELP, check_clients, jobs
+from kconform.cli.checks import CASES_HELP, JOBS_HELP, check_cases, check_clients, jobs, readable
 
 __all__ = ["COMMAND"]
 
@@ -16,12 +20,19 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 
     certify.add_argument("--client", required=True,
                          help=clients_help())  # fmt: skip
-    certify.add_argument("--cases", default="")
-    certify.add_argument("--level", choices=("must", "should", "all"), default="all")
-    certify.add_argument("--out", type=Path, default=None)
-    certify.add_argument("--junit", type=Path, default=None)
-    certify.add_argument("--json", type=Path, default=None)
-    certify.add_argument("-v", "--verbose", action="store_true")
+    certify.add_argument("--cases", default="", help=CASES_HELP + " (client cases only)")
+    certify.add_argument("--level", choices=("must", "should", "all"), default="all",
+                         help="must, should (MUST and SHOULD) or all (default)")  # fmt: skip
+    certify.add_argument("--baseline", action="append", default=[],
+                         help="verdict baseline JSON, on top of the committed ones")  # fmt: skip
+    certify.add_argument("--no-default-baselines", action="store_true",
+                         help="ignore the committed baselines/<client>.json")  # fmt: skip
+    certify.add_argument("--out", type=Path, default=None,
+                         help="report folder (default reports/out/<time>)")  # fmt: skip
+    certify.add_argument("--junit", type=Path, default=None, help="also write JUnit XML here")
+    certify.add_argument("--json", type=Path, default=None, help="write the results JSON here")
+    certify.add_argument("-v", "--verbose", action="store_true",
+                         help="print failures as they happen")  # fmt: skip
     certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                          f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
                          "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
@@ -34,10 +45,13 @@ def run(args: argparse.Namespace) -> int:
     from kconform.runner import run as run_suites
 
     check_clients(args.client)
+    check_cases(args.cases, kind="client")
+    baselines = [readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
-        use_default_baselines=False, verbose=args.verbose,
+        baselines=baselines, use_default_baselines=not args.no_default_baselines,
+        verbose=args.verbose,
         jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
     )  # fmt: skip
     code = run_suites(options)

@@ -9,8 +9,10 @@ from pathlib import Path
 from kconform.errors import UsageError
 
 __all__ = [
+    "CASES_HELP",
     "JOBS_HELP",
     "SINK_HELP",
+    "check_cases",
     "check_clients",
     "check_targets",
     "jobs",
@@ -25,6 +27,38 @@ JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
     "client run stay together, and a free worker takes the next case"
 )
+
+
+CASES_HELP = (
+    "cases to run, comma separated: case ids (kip714.push.terminating.single), prefixes or "
+    "wildcards (kip714.push.*), or rule ids and wildcards over them (kip714.get.*): a pattern "
+    "that names no case id selects the cases that judge the rules it names; `kconform list` "
+    "shows both"
+)
+
+
+def check_cases(text: str, kind: str | None = None) -> None:
+    """A `--cases` pattern that selects nothing is a usage error naming the nearest case ids,
+    rule ids or prefixes, before anything starts (a run of nothing would only say so at the
+    end). `kind`: only cases of that kind count (certify runs the client cases)."""
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    if not patterns:
+        return
+    from kconform.engine.model import CASES, near_matches, select_cases
+    from kconform.runner import case_catalogue
+
+    case_catalogue()  # imports the suites, which declare their cases
+    known = [c for c in CASES.values() if kind is None or c.kind == kind]
+    for pattern, chosen in select_cases(known, patterns).items():
+        if chosen:
+            continue
+        what = f"{kind} case" if kind else "case"
+        near = near_matches(pattern, known)
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        raise UsageError(
+            f"--cases {pattern!r} matches no {what} id and no rule id a {what} judges{hint} "
+            "(`kconform list` shows the case ids and their rules)"
+        )
 
 
 def jobs(text: str) -> int:

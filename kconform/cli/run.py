@@ -7,8 +7,10 @@ from pathlib import Path
 
 from kconform.cli.base import Command
 from kconform.cli.checks import (
+    CASES_HELP,
     JOBS_HELP,
     SINK_HELP,
+    check_cases,
     check_clients,
     check_targets,
     jobs,
@@ -28,7 +30,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
     run.add_argument("--sink", default=None, help=SINK_HELP)
     run.add_argument("--brokers", type=int, default=None, help=brokers_help())
-    run.add_argument("--cases", default="", help="case ids: prefixes or wildcards, comma separated")
+    run.add_argument("--cases", default="", help=CASES_HELP)
     run.add_argument("--level", choices=("must", "should", "all"), default="all")
     run.add_argument("--baseline", action="append", default=[], help="verdict baseline JSON")
     run.add_argument("--no-default-baselines", action="store_true",
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
     check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
     check_clients(args.client)
+    check_cases(args.cases)
     count = args.jobs
     if count is None:
         from kconform.plugin.workers import default_run_jobs

@@ -109,12 +109,16 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
     own = spark is None
     try:
         session = spark if spark is not None else local_spark(args.master)
-    except Exception as exc:  # a bad --master, no Java: Spark's own lines above say which
+    except Exception as exc:  # a bad --master, no Java: Spark's own log says which
+        from kconform.fixtures.spark import spark_log_path
+
         text = str(exc).strip()
         reason = text.splitlines()[0].rstrip(".") if text else type(exc).__name__
+        log = spark_log_path()
         print(
             f"kconform: Spark did not start (--master {args.master}): {reason}. The run's "
-            f"ledger and samples are kept in {out}; pipelines/volumes.py compares them later",
+            f"ledger and samples are kept in {out}; pipelines/volumes.py compares them later"
+            + (f" (Spark's log: {log})" if log else ""),
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -15,6 +15,8 @@ follows from the level, as the KIPs' own words do:
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -32,7 +34,11 @@ __all__ = [
     "Level",
     "Verdict",
     "case",
+    "judges_pattern",
     "matches_level",
+    "matches_pattern",
+    "near_matches",
+    "select_cases",
     "verdict_for",
 ]
 
@@ -143,3 +149,40 @@ def matches_level(info: CaseInfo, level_filter: str) -> bool:
     if level_filter == "must":
         return info.level is Level.MUST
     return info.level in (Level.MUST, Level.SHOULD)
+
+
+def matches_pattern(info: CaseInfo, pattern: str) -> bool:
+    """Whether `--cases` pattern names this case by its id: a wildcard (`kip714.push.*`), an
+    id, or a prefix of ids (`kip714.push`)."""
+    return fnmatch.fnmatchcase(info.id, pattern) or info.id.startswith(pattern.rstrip("*"))
+
+
+def judges_pattern(info: CaseInfo, pattern: str) -> bool:
+    """Whether this case judges a rule the pattern names (a rule id or a wildcard over rule
+    ids, `kip714.get.*`): rule ids look like case ids, and the README speaks in rule ids."""
+    return any(fnmatch.fnmatchcase(rule, pattern) for rule in info.rules)
+
+
+def select_cases(infos: Iterable[CaseInfo], patterns: Iterable[str]) -> dict[str, set[str]]:
+    """{pattern: the ids of the cases it selects}. A pattern that names case ids selects those;
+    one that names none selects the cases judging the rules it names (so `kip714.push.*` keeps
+    selecting exactly the push cases, while `kip714.get.*`, the Get rules, selects the
+    `kip714.subscriptions.*` cases that judge them). An empty set: the pattern matched nothing."""
+    known = list(infos)
+    selected: dict[str, set[str]] = {}
+    for pattern in patterns:
+        by_id = {c.id for c in known if matches_pattern(c, pattern)}
+        selected[pattern] = by_id or {c.id for c in known if judges_pattern(c, pattern)}
+    return selected
+
+
+def near_matches(pattern: str, infos: Iterable[CaseInfo], count: int = 3) -> list[str]:
+    """Case ids, rule ids and id prefixes (as `prefix.*`) that look like `pattern`, closest
+    first, for the message that says a pattern matched nothing."""
+    names: set[str] = set()
+    for info in infos:
+        for dotted in (info.id, *info.rules):
+            names.add(dotted)
+            parts = dotted.split(".")
+            names.update(".".join(parts[:n]) + ".*" for n in range(1, len(parts)))
+    return difflib.get_close_matches(pattern, sorted(names), n=count, cutoff=0.6)

@@ -81,7 +81,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
     )  # fmt: skip
     group.addoption(
-        "--cases", default="", help="case ids to run: prefixes or wildcards, comma separated"
+        "--cases",
+        default="",
+        help="cases to run, comma separated: case ids, prefixes or wildcards, or rule ids "
+        "(the cases that judge the rule)",
     )
     group.addoption("--level", default="all", choices=("must", "should", "all"))
     group.addoption(

@@ -1,4 +1,7 @@
-"""A pytest plugin printing one line per case run: counter, case, subject, verdict.
+"""A pytest plugin printing one line per case run: counter, verdict, case id, subject.
+
+The line names the case by its id (what `--cases`, the report and the baselines use), not by
+pytest's test name, so a line can be pasted into `--cases` as it is.
 
 `kconform run` (kconform.runner) and each of its workers (kconform.plugin.workers) pass it to
 `pytest.main`; plain `pytest` does not load it and shows pytest's own progress.
@@ -10,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kconform.plugin.items import case_info, subject_label
 from kconform.plugin.scheduling import count_done
 
 __all__ = ["Progress"]
@@ -24,9 +28,14 @@ class Progress:
         self.total = 0
         self.done = 0
         self.claims: Path | None = None  # with -j: the count is the run's, over all workers
+        self.names: dict[str, str] = {}  # nodeid: "case id  subject"
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        for item in session.items:
+            info = case_info(item)
+            if info is not None:
+                self.names[item.nodeid] = f"{info.id}  {subject_label(item)}".rstrip()
         claims = session.config.getoption("--kconform-claims", None)
         self.claims = Path(claims) if claims else None
         if self.claims is None:
@@ -44,7 +53,7 @@ class Progress:
             flag = "!" if report.failed else " "
             line = (
                 f"[{self.label}{self.done:>4}/{self.total}]{flag}{verdict:<13} "
-                f"{report.nodeid.split('::')[-1]}"
+                f"{self.names.get(report.nodeid) or report.nodeid.split('::')[-1]}"
             )
             print(line, flush=True)
             if report.failed and self.verbose and report.longrepr is not None:

@@ -24,7 +24,6 @@ loaded worker, the same answer in every worker, for splitting a run over machine
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from kconform.engine.model import matches_level
+from kconform.engine.model import matches_level, select_cases
 from kconform.plugin.items import case_info, subject_label
 
 _CLAIM_ORDER = pytest.StashKey[list[tuple[str, list[pytest.Item]]]]()
@@ -250,10 +249,13 @@ def _shard_group(item: pytest.Item) -> str:
 
 
 def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`--cases` (case ids, prefixes, wildcards or rule ids: `select_cases`) and `--level`."""
     patterns = [p.strip() for p in config.getoption("--cases").split(",") if p.strip()]
     level = config.getoption("--level")
     if not patterns and level == "all":
         return
+    infos = {info.id: info for info in map(case_info, items) if info is not None}
+    chosen = set().union(*select_cases(infos.values(), patterns).values()) if patterns else None
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
@@ -261,9 +263,7 @@ def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
         if info is None:
             (drop if patterns else keep).append(item)
             continue
-        wanted = not patterns or any(
-            fnmatch.fnmatch(info.id, p) or info.id.startswith(p.rstrip("*")) for p in patterns
-        )
+        wanted = chosen is None or info.id in chosen
         (keep if wanted and matches_level(info, level) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -20,6 +20,7 @@ from kconform.engine.results import CaseResult
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError, TargetUnavailable
 from kconform.fixtures.targets.registry import TargetSpec, create_target
+from kconform.plugin.items import case_info, subject_label
 from kconform.reports.model import RunResults, layered_baselines
 
 __all__ = ["CHECK", "FLUSH_EVERY", "STATE", "RunState", "evidence", "format_failure"]
@@ -131,6 +132,20 @@ CHECK = pytest.StashKey[Check]()
 @pytest.hookimpl(trylast=True)  # after the options are checked (kconform.plugin.options)
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = RunState(config)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note the subjects the selected cases run against, before any runs: an interrupted run's
+    reports list a subject whose cases had not started, instead of leaving it out."""
+    state = session.config.stash.get(STATE, None)
+    if state is None:
+        return
+    planned: dict[str, str] = {}
+    for item in session.items:
+        info, label = case_info(item), subject_label(item)
+        if info is not None and label:
+            planned.setdefault(label, info.kind)
+    state.results.planned = [{"name": name, "kind": kind} for name, kind in planned.items()]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
