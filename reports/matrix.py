@@ -177,7 +177,9 @@ def render_html(matrix: Matrix) -> str:
                 cells = []
                 for column in section.columns:
                     text, note = _cell(matrix, column, case_id)
-                    kind = "pass" if text == "pass" else "missing" if text in ("—", "·") else "other"
+                    kind = (
+                        "pass" if text == "pass" else "missing" if text in ("—", "·") else "other"
+                    )
                     link = f' <a href="#note-{note}">[{note}]</a>' if note else ""
                     cells.append(f'<td class="{kind}">{esc(text)}{link}</td>')
                 rows.append(f"<tr><td><code>{esc(case_id)}</code></td>{''.join(cells)}</tr>")
