@@ -48,6 +48,7 @@ def test_the_shipped_kinds_in_their_order() -> None:
         "kafka-python",
         "java",
         "franz-go",
+        "sarama",
         "command",
     ]
 
