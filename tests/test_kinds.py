@@ -47,6 +47,8 @@ def test_the_shipped_kinds_in_their_order() -> None:
         "confluent-kafka",
         "kafka-python",
         "java",
+        "franz-go",
+        "sarama",
         "command",
     ]
 

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # source folder -> where its files land inside the wheel
 DATA = {
     "fixtures/clients/java-driver": "kconform/fixtures/clients/java-driver",
+    "fixtures/clients/go-driver": "kconform/fixtures/clients/go-driver",
     "fixtures/plugin": "kconform/fixtures/plugin",
     "reports/schema": "kconform/reports/schema",
     "baselines": "kconform/baselines",

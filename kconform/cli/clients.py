@@ -18,8 +18,10 @@ def add_arguments(clients: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kconform.fixtures.clients.registry import availability
 
-    for name, available, detail in availability():
-        print(f"{name:<18} {'available' if available else 'unavailable':<12} {detail}")
+    rows = availability()
+    width = max((len(name) for name, _, _ in rows), default=0)
+    for name, available, detail in rows:
+        print(f"{name:<{width}} {'available' if available else 'unavailable':<12} {detail}")
     return EXIT_OK
 
 

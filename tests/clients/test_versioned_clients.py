@@ -1,0 +1,57 @@
+"""Each `kind@version` kind for real: its newest release obtained from its registry, built or
+installed into kconform's cache (the user's own, so a build happens once per machine, not per
+run), and one short case certified with it.
+
+Skipped, with the reason, when the registry cannot be asked or the toolchain is missing (no
+`go`, no wheel for this Python). A first run builds franz-go (1-3 min on two busy cores).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kconform.cli import main
+from kconform.fixtures.clients import ClientUnavailable, create_driver, parse_clients
+from kconform.fixtures.clients.registry import client_kinds
+
+# kind -> a short case its library is judged on (not `unsupported` for it)
+CASES = {
+    "confluent-kafka": "kip714.client.handshake.instance_id",
+    "franz-go": "kip714.client.handshake.opt_out",
+    "sarama": "kip511.client.software_identity_apache",
+}
+
+
+def _newest(kind_name: str) -> str:
+    (kind,) = [k for k in client_kinds() if k.name == kind_name]
+    assert kind.versions is not None
+    try:
+        listed = kind.versions()
+    except ClientUnavailable as exc:
+        pytest.skip(f"{kind_name}: its registry cannot be asked: {exc}")
+    if not listed:
+        pytest.skip(f"{kind_name}: its registry lists no version")
+    return f"{kind_name}@{listed[-1]}"
+
+
+@pytest.mark.parametrize("kind_name", sorted(CASES))
+def test_the_newest_release_builds_and_is_judged(
+    kind_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = _newest(kind_name)
+    (spec,) = parse_clients(name)
+    driver = create_driver(spec)
+    reason = driver.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"{name} unavailable here: {reason}")
+    assert driver.version == spec.version  # from the library itself, checked at build time
+
+    main(["certify", "--client", name, "--cases", CASES[kind_name], "--out", str(tmp_path)])
+    capsys.readouterr()
+    results = json.loads((tmp_path / "results.json").read_text())
+    (result,) = results["results"]
+    assert (result["subject"], result["version"]) == (name, spec.version)
+    assert result["verdict"] not in ("error", "skipped", "unsupported"), result
