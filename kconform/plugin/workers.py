@@ -12,6 +12,7 @@ children (targets, clients) already die with them.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def default_jobs(clients: str = "") -> int:
     (`ClientKind.light`)."""
     from kconform.fixtures.clients.registry import light_kinds
 
-    kinds = {name.strip().partition(":")[0] for name in clients.split(",") if name.strip()}
+    kinds = {re.split(r"[:@]", name.strip())[0] for name in clients.split(",") if name.strip()}
     if not kinds <= set(light_kinds()):
         return 1
     try:
