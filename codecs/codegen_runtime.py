@@ -12,6 +12,7 @@ from typing import Any
 
 from kconform.codecs import wire
 from kconform.codecs.wire import DecodeError, EncodeError
+from kconform.errors import HarnessDefect
 
 __all__ = ["NS_BASE"]
 
@@ -23,7 +24,7 @@ def _run_short(run: tuple[tuple[str, int], ...], pos: int, end: int) -> tuple[st
         if at + size > end:
             return name, wire.short_read(name, at, size, end)
         at += size
-    raise AssertionError("run fits")
+    raise HarnessDefect("run fits")
 
 
 def _read_tag_header(buf: memoryview, pos: int, end: int) -> tuple[int, int, int]:

@@ -24,7 +24,7 @@ import cramjam
 import lz4.frame  # type: ignore[import-untyped]
 import zstandard
 
-from kconform.errors import ProtocolError
+from kconform.errors import HarnessDefect, ProtocolError
 
 __all__ = [
     "CompressionError",
@@ -133,7 +133,7 @@ def decompress(
     `CompressionError` for an unknown type or undecodable, truncated or over-long input.
     """
     if max_size < 0:
-        raise ValueError(f"max_size must be >= 0, got {max_size}")
+        raise HarnessDefect(f"max_size must be >= 0, got {max_size}")
     ctype = _compression_type(compression_type)
     payload = bytes(data)
     codec = ctype.name.lower()
@@ -352,7 +352,7 @@ _U32: Final = 0xFFFFFFFF
 def _xxh32_short(data: bytes) -> int:
     """XXH32 with seed 0 of fewer than 16 bytes (a frame descriptor is at most 10 bytes here)."""
     if len(data) >= 16:
-        raise ValueError("_xxh32_short only hashes inputs shorter than 16 bytes")
+        raise HarnessDefect("_xxh32_short only hashes inputs shorter than 16 bytes")
     acc = (_XXH_P5 + len(data)) & _U32
     index = 0
     while index + 4 <= len(data):

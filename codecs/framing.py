@@ -21,7 +21,7 @@ from kconform.codecs.messages import (
     response_header_version,
 )
 from kconform.codecs.schema import Message
-from kconform.codecs.wire import INT16, INT32, DecodeError
+from kconform.codecs.wire import INT16, INT32, DecodeError, EncodeError
 
 DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 """Kafka's `socket.request.max.bytes` default (104857600)."""
@@ -43,7 +43,7 @@ def encode_request(
     """A complete request frame (size prefix included)."""
     api_key = body.api_key
     if api_key is None:
-        raise ValueError(f"{body.struct_name} is not a request")
+        raise EncodeError(f"{body.struct_name} is not a request")
     header = RequestHeader(
         request_api_key=api_key,
         request_api_version=version,
@@ -58,7 +58,7 @@ def encode_response(body: Message, version: int, correlation_id: int) -> bytes:
     """A complete response frame; ApiVersions responses get header v0 whatever the version."""
     api_key = body.api_key
     if api_key is None:
-        raise ValueError(f"{body.struct_name} is not a response")
+        raise EncodeError(f"{body.struct_name} is not a response")
     header_version = response_header_version(api_key, version)
     header = ResponseHeader(correlation_id=correlation_id)
     return frame(header.encode(header_version) + body.encode(version))

@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeAlias
 from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 
+from kconform.codecs.wire import CodecMisuse, EncodeError
 from kconform.errors import ProtocolError
 
 __all__ = [
@@ -113,7 +114,7 @@ _MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x04\x22\x4d\
 def parse_metrics_data(payload: bytes | bytearray | memoryview) -> metrics_pb2.MetricsData:
     """Decode a (decompressed) PushTelemetryRequest.Metrics payload; see the module docstring."""
     if not isinstance(payload, bytes | bytearray | memoryview):
-        raise TypeError(f"payload must be bytes-like, not {type(payload).__name__}")
+        raise CodecMisuse(f"payload must be bytes-like, not {type(payload).__name__}")
     buf = bytes(payload)
     try:
         _walk(buf, 0, len(buf), metrics_pb2.MetricsData.DESCRIPTOR, "MetricsData", 0, None)
@@ -349,7 +350,7 @@ def _buildable(p: MetricPoint) -> MetricPoint:
     if p.kind in ("gauge", "sum"):
         ok = ok and (p.monotonic is None) == (p.temporality is None) == (p.kind == "gauge")
     if not ok or p.kind not in ("none", "gauge", "sum"):
-        raise ValueError(f"build_metrics_data cannot encode {p!r}")
+        raise EncodeError(f"build_metrics_data cannot encode {p!r}")
     return p
 
 

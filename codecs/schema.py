@@ -23,6 +23,7 @@ from kconform.codecs.codegen import Compiled
 from kconform.codecs.strategies import struct_strategy
 from kconform.codecs.structs import NULL, Field, Kind, Struct, Versions, snake_case
 from kconform.codecs.wire import DecodeError, EncodeError
+from kconform.errors import HarnessDefect
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -111,12 +112,12 @@ def _make_struct(
     fields = tuple(fields)
     for f in fields:
         if hasattr(base, f.attr):
-            raise ValueError(
+            raise HarnessDefect(
                 f"{name}.{f.name}: attribute {f.attr!r} is reserved by {base.__name__}"
             )
         if f.is_struct and f.fields:
             if f.element_type in registry:
-                raise ValueError(f"struct {f.element_type} declared twice in {name}")
+                raise HarnessDefect(f"struct {f.element_type} declared twice in {name}")
             registry[f.element_type] = _make_struct(f.element_type, f.fields, registry, Struct)
     namespace: dict[str, Any] = {
         "__slots__": tuple(f.attr for f in fields),
@@ -169,13 +170,13 @@ def _check_declaration(cls: type[Message]) -> None:
 
     for struct, f in walk(cls):
         if f.is_struct and f.element_type not in cls.structs:
-            raise ValueError(
+            raise HarnessDefect(
                 f"{cls.struct_name}: {struct.struct_name}.{f.name} uses undeclared {f.type}"
             )
     for struct in {cls, *cls.structs.values()}:
         tags = [f.tag for f in struct.schema_fields if f.tag is not None]
         if len(tags) != len(set(tags)):
-            raise ValueError(f"{cls.struct_name}: duplicate tags in {struct.struct_name}")
+            raise HarnessDefect(f"{cls.struct_name}: duplicate tags in {struct.struct_name}")
 
 
 def _codec(cls: type[Message], version: int) -> Compiled:

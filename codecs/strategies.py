@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kconform.codecs.structs import Field, Struct
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.errors import HarnessDefect
 
 S = TypeVar("S", bound=Struct)
 
@@ -52,7 +53,7 @@ def _primitive(type_name: str) -> st.SearchStrategy[Any]:
         return st.text(max_size=24)
     if type_name in ("bytes", "records"):
         return st.binary(max_size=64)
-    raise ValueError(f"not a primitive type: {type_name}")
+    raise HarnessDefect(f"not a primitive type: {type_name}")
 
 
 def field_strategy(cls: type[Struct], f: Field, version: int) -> st.SearchStrategy[Any]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
+from kconform.codecs.wire import ZERO_UUID, CodecMisuse, kafka_uuid_str
 
 __all__ = ["NULL", "Field", "Kind", "Struct", "Versions", "snake_case"]
 
@@ -182,7 +182,7 @@ class Struct(metaclass=_StructMeta):
             setattr(self, f.attr, value)
         self._unknown = values.pop("unknown_tagged_fields", None)
         if values:
-            raise TypeError(f"{self.struct_name} has no field(s) {', '.join(sorted(values))}")
+            raise CodecMisuse(f"{self.struct_name} has no field(s) {', '.join(sorted(values))}")
 
     @property
     def unknown_tagged_fields(self) -> dict[int, bytes]:

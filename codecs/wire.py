@@ -12,7 +12,7 @@ import struct
 import uuid
 from collections.abc import Sequence
 
-from kconform.errors import ProtocolError
+from kconform.errors import HarnessDefect, ProtocolError
 
 __all__ = [
     "INT8",
@@ -91,6 +91,12 @@ def _rebuild_decode_error(detail: str, offset: int, path: tuple[str, ...]) -> De
 
 class EncodeError(ProtocolError):
     """A value that cannot be written at the requested version (range, null, absent field)."""
+
+
+class CodecMisuse(HarnessDefect, TypeError):
+    """The codec called with what its signature rules out (a field the struct lacks, text for
+    bytes): the caller's programming error. Also a TypeError, as Python's own for a bad
+    argument."""
 
 
 def short_read(what: str, pos: int, need: int, end: int) -> DecodeError:

@@ -86,5 +86,9 @@ class ProtocolError(KconformError, ValueError):
     docstring for what it means for a verdict)."""
 
 
-class UsageError(KconformError):
-    """Bad flags or input: reported as one line, exit 2."""
+class UsageError(KconformError, ValueError):
+    """Bad flags or input: reported as one line, exit 2.
+
+    Also a ValueError: the parsers that raise it (durations, URLs, results files, client and
+    target names) are called from argparse types and from code that turns a ValueError into that
+    one line, and kept their ValueError contract when they moved to this hierarchy."""

@@ -25,6 +25,7 @@ from kconform.engine.volumes.model import (
     quantity_of,
     summarize,
 )
+from kconform.errors import UsageError
 
 KEYS = ["source", "metric", "topic", "partition"]
 MAX_SUMMARY_ROWS = 1000
@@ -46,7 +47,7 @@ def compare_volumes_pandas(
     ledger = pd.read_parquet(ledger_path)
     samples = pd.read_parquet(samples_path)
     if ledger.empty:
-        raise ValueError("the ledger is empty: nothing was delivered, nothing to compare")
+        raise UsageError("the ledger is empty: nothing was delivered, nothing to compare")
     window = (float(ledger["first_delivery"].min()), float(ledger["last_delivery"].max()))
     result = comparison(ledger, samples, window, tolerance)
     (out / RESULT_DIR).mkdir(exist_ok=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform.engine.results import CaseResult
+from kconform.errors import UsageError
 from kconform.rules import Level, Verdict
 
 SCHEMA_VERSION = 1
@@ -83,13 +84,13 @@ class RunResults:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable results file ({exc})") from None
+            raise UsageError(f"{path}: not a readable results file ({exc})") from None
         if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"{path}: not a kconform results file (schema_version)")
+            raise UsageError(f"{path}: not a kconform results file (schema_version)")
         try:
             return cls.from_dict(data)
         except TypeError as exc:
-            raise ValueError(f"{path}: malformed results file ({exc})") from None
+            raise UsageError(f"{path}: malformed results file ({exc})") from None
 
 
 def merge_runs(runs: list[RunResults]) -> RunResults:
@@ -129,13 +130,13 @@ def read_baseline(path: Path) -> Baseline:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"baseline {path}: unreadable ({exc})") from None
+        raise UsageError(f"baseline {path}: unreadable ({exc})") from None
     verdicts = data.get("verdicts") if isinstance(data, dict) else None
     if not isinstance(verdicts, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and set(baseline_verdicts(v)) <= set(VERDICTS)
         for k, v in verdicts.items()
     ):
-        raise ValueError(
+        raise UsageError(
             f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}, a verdict being "
             f"one of {', '.join(VERDICTS)} or several joined by '{ALTERNATIVES}'"
         )
@@ -143,7 +144,7 @@ def read_baseline(path: Path) -> Baseline:
     if not isinstance(why, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in why.items()
     ):
-        raise ValueError(f"baseline {path}: 'why' must map case ids to text")
+        raise UsageError(f"baseline {path}: 'why' must map case ids to text")
     brokers = data.get("brokers")
     return Baseline(
         subject=str(data.get("subject") or path.stem),

@@ -72,23 +72,23 @@ def _by_id(rules: Iterable[Rule]) -> Mapping[str, Rule]:
 RULES: Mapping[str, Rule] = _by_id(_ALL)
 _orphans = [r.id for r in _ALL if r.part_of and r.part_of not in RULES]
 if _orphans:
-    raise ValueError(f"rule(s) part of a rule the book lacks: {', '.join(_orphans)}")
+    raise HarnessDefect(f"rule(s) part of a rule the book lacks: {', '.join(_orphans)}")
 
 
 def rule(rule_id: str) -> Rule:
-    """The rule with this id; KeyError naming the id if there is none."""
+    """The rule with this id; HarnessDefect naming the id if there is none."""
     try:
         return RULES[rule_id]
     except KeyError:
-        raise KeyError(f"no rule {rule_id!r} in the rule book") from None
+        raise HarnessDefect(f"no rule {rule_id!r} in the rule book") from None
 
 
 def known_rule_ids(rule_ids: Iterable[str]) -> tuple[str, ...]:
-    """The ids as a tuple, in order; ValueError if one is unknown or none is given."""
+    """The ids as a tuple, in order; HarnessDefect if one is unknown or none is given."""
     ids = tuple(rule_ids)
     if not ids:
-        raise ValueError("at least one rule id is needed")
+        raise HarnessDefect("at least one rule id is needed")
     unknown = [i for i in ids if i not in RULES]
     if unknown:
-        raise ValueError(f"unknown rule id(s): {', '.join(unknown)}")
+        raise HarnessDefect(f"unknown rule id(s): {', '.join(unknown)}")
     return ids

@@ -18,6 +18,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from kconform.errors import HarnessDefect
+
 __all__ = ["BAD_VERDICTS", "RULE_ID", "Known", "Level", "Rule", "Ruling", "Section", "Verdict"]
 
 RULE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
@@ -69,9 +71,9 @@ class Rule:
 
     def __post_init__(self) -> None:
         if not RULE_ID.match(self.id):
-            raise ValueError(f"rule id {self.id!r} is not a dotted lower-case id")
+            raise HarnessDefect(f"rule id {self.id!r} is not a dotted lower-case id")
         if self.part_of and not RULE_ID.match(self.part_of):
-            raise ValueError(f"rule {self.id}: part_of {self.part_of!r} is not a rule id")
+            raise HarnessDefect(f"rule {self.id}: part_of {self.part_of!r} is not a rule id")
 
     @property
     def citation(self) -> str:

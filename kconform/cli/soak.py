@@ -120,18 +120,18 @@ def options_from(args: argparse.Namespace) -> Any:
 
     duration = parse_duration(args.duration)
     if duration <= 0:
-        raise ValueError("--duration must be positive")
+        raise UsageError("--duration must be positive")
     if args.clients < 1 or args.workers < 0:
-        raise ValueError("--clients must be at least 1 and --workers at least 0")
+        raise UsageError("--clients must be at least 1 and --workers at least 0")
     shard_text = args.shard.split("/")
     if len(shard_text) != 2 or not all(s.isdigit() for s in shard_text):
-        raise ValueError(f"--shard {args.shard!r}: expected i/n, e.g. 0/3")
+        raise UsageError(f"--shard {args.shard!r}: expected i/n, e.g. 0/3")
     shard = (int(shard_text[0]), int(shard_text[1]))
     if not 0 <= shard[0] < shard[1]:
-        raise ValueError(f"--shard {args.shard!r}: i must be in 0..n-1")
+        raise UsageError(f"--shard {args.shard!r}: i must be in 0..n-1")
     interval = args.push_interval_ms or max(100, min(30_000, int(duration * 1000 / 12)))
     if interval < 100:
-        raise ValueError("--push-interval-ms must be at least 100 (CLIENT_METRICS minimum)")
+        raise UsageError("--push-interval-ms must be at least 100 (CLIENT_METRICS minimum)")
     cadences = {
         "subscription": parse_cadence(args.subscription_churn),
         "client_churn": parse_cadence(args.client_churn),
@@ -139,7 +139,7 @@ def options_from(args: argparse.Namespace) -> Any:
         "rolling_restart": parse_cadence(args.rolling_restart),
     }
     if not 0 < args.churn_fraction <= 0.3:
-        raise ValueError("--churn-fraction must be in (0, 0.3]")
+        raise UsageError("--churn-fraction must be in (0, 0.3]")
     parse_real_clients(args.real_clients)  # a typo is a usage error, not a crash mid-run
     thresholds = Thresholds(
         recovery_intervals=args.recovery_intervals,
@@ -201,7 +201,7 @@ def _baselines(paths: list[Path], brokers: int) -> dict[str, tuple[dict[str, str
 
     for path in paths:
         if not path.is_file():
-            raise ValueError(f"baseline file {path} does not exist")
+            raise UsageError(f"baseline file {path} does not exist")
     return layered_baselines(paths, brokers)
 
 
@@ -217,9 +217,9 @@ def _check_target(options: Any) -> int:
             sink=options.sink,
         )
     except UnknownTarget as exc:
-        raise ValueError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     if len(specs) != 1:
-        raise ValueError("soak takes exactly one target")
+        raise UsageError("soak takes exactly one target")
     return specs[0].brokers
 
 

@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
+from kconform.errors import HarnessDefect
 from kconform.fixtures.targets.base import Capability
 from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, known_rule_ids
 
@@ -64,10 +65,10 @@ class CaseInfo:
     shares: str | None = None
 
     def require_shares(self, recording: str, what: str) -> None:
-        """ValueError unless this case declares `shares=recording`: undeclared, `kconform -j`
+        """HarnessDefect unless this case declares `shares=recording`: undeclared, `kconform -j`
         would put it in a worker of its own, which makes `what` again beside the others."""
         if self.shares != recording:
-            raise ValueError(f"{self.id} judges {what} but declares shares={self.shares!r}")
+            raise HarnessDefect(f"{self.id} judges {what} but declares shares={self.shares!r}")
 
 
 CASES: dict[str, CaseInfo] = {}
@@ -87,7 +88,7 @@ def case(
 ) -> Callable[[F], F]:
     """Declare a test function a conformance case (see the module docstring)."""
     if not CASE_ID.match(id):
-        raise ValueError(f"case id {id!r} is not a dotted lower-case id")
+        raise HarnessDefect(f"case id {id!r} is not a dotted lower-case id")
     kip = (
         id.split(".", 1)[0].upper().replace("KIP", "KIP-")
         if id.startswith("kip")
@@ -95,7 +96,7 @@ def case(
     )
     judged = known_rule_ids(rules)
     if RULES[judged[0]].level != Level(level):
-        raise ValueError(
+        raise HarnessDefect(
             f"case {id!r} is {level} but its first rule {judged[0]} is {RULES[judged[0]].level}"
         )
     info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind, judged, shares)
@@ -103,7 +104,7 @@ def case(
     def mark(function: F) -> F:
         known = CASES.get(id)
         if known is not None and known != info:
-            raise ValueError(f"case id {id!r} declared twice")
+            raise HarnessDefect(f"case id {id!r} declared twice")
         CASES[id] = info
         marked: F = pytest.mark.kconform_case(info)(function)
         return marked
@@ -129,7 +130,7 @@ class Family(Generic[P]):
         declared = [m.args[0].id for m in getattr(test, "pytestmark", ())
                     if m.name == "kconform_case"]  # fmt: skip
         if declared != [case_id]:
-            raise ValueError(f"family row {case_id!r} built a test declaring {declared}")
+            raise HarnessDefect(f"family row {case_id!r} built a test declaring {declared}")
         return test
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.model import matches_level, select_cases
+from kconform.errors import UsageError
 from kconform.plugin.items import case_info, subject_label
 
 _CLAIM_ORDER = pytest.StashKey[list[tuple[str, list[pytest.Item]]]]()
@@ -57,10 +58,10 @@ def parse_shard(text: str) -> Shard:
     """`i/N` with 1 <= i <= N; ValueError otherwise."""
     left, sep, right = text.partition("/")
     if not sep or not left.isdigit() or not right.isdigit():
-        raise ValueError(f"{SHARD_OPTION} expects i/N (e.g. 2/4), not {text!r}")
+        raise UsageError(f"{SHARD_OPTION} expects i/N (e.g. 2/4), not {text!r}")
     shard = Shard(int(left), int(right))
     if not 1 <= shard.index <= shard.count:
-        raise ValueError(f"{SHARD_OPTION} {text}: i must be between 1 and N")
+        raise UsageError(f"{SHARD_OPTION} {text}: i must be between 1 and N")
     return shard
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kconform.errors import UsageError
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 RATE = 5.0  # records per second per real client
@@ -35,7 +36,7 @@ def parse_real_clients(text: str) -> list[tuple[str, int]]:
     for entry in filter(None, (e.strip() for e in text.split(","))):
         name, sep, count = entry.rpartition(":")
         if not sep or not count.isdigit() or not name:
-            raise ValueError(f"--real-clients {entry!r}: expected NAME:COUNT, e.g. java:4.1.0:5")
+            raise UsageError(f"--real-clients {entry!r}: expected NAME:COUNT, e.g. java:4.1.0:5")
         out.append((name, int(count)))
     return out
 

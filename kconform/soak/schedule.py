@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kconform.errors import UsageError
+
 ONCE_AT = {"subscription": 0.15, "client_churn": 0.30, "restart": 0.45, "rolling_restart": 0.60}
 PERIODIC_UNTIL = 0.85
 SUBSCRIPTION_STEPS = ("create", "alter", "delete")
@@ -29,7 +31,7 @@ def parse_duration(text: str) -> float:
     """`8h`, `20m`, `60s`, `1.5h`, `500ms` or plain seconds; ValueError otherwise."""
     match = _DURATION.fullmatch(text.strip())
     if match is None:
-        raise ValueError(f"{text!r} is not a duration (e.g. 8h, 20m, 60s)")
+        raise UsageError(f"{text!r} is not a duration (e.g. 8h, 20m, 60s)")
     return float(match.group(1)) * _UNIT[match.group(2)]
 
 
@@ -40,7 +42,7 @@ def parse_cadence(text: str) -> float | str:
         return value
     period = parse_duration(value)
     if period <= 0:
-        raise ValueError(f"a period must be positive, not {text!r}")
+        raise UsageError(f"a period must be positive, not {text!r}")
     return period
 
 

@@ -14,6 +14,7 @@ from kconform.codecs.messages import (
     IncrementalAlterConfigsRequest,
 )
 from kconform.engine.check import Check
+from kconform.errors import SubjectViolation
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import (
     CLIENT_METRICS,  # ConfigResource.Type.CLIENT_METRICS (§D)
@@ -104,7 +105,7 @@ class ConfigAdmin:
         response = (await self.connection.request(body, version)).body
         (result,) = response.results
         if result.error_code:
-            raise AssertionError(
+            raise SubjectViolation(
                 f"DescribeConfigs {name!r} answered {error_name(result.error_code)}"
             )
         return {

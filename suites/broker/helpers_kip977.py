@@ -23,7 +23,7 @@ from kconform.codecs.messages import (
     ProduceRequest,
 )
 from kconform.engine.check import Check
-from kconform.errors import Inconclusive
+from kconform.errors import Inconclusive, SubjectViolation
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.admin import BROKER, DELETE, SET, ApiRange
 from kconform.fixtures.targets.base import BrokerTarget, Capability, PartitionMetric
@@ -82,7 +82,7 @@ class Broker:
         response = await self.connection.request(body, self.version(32, 1, 4))
         (result,) = response.body.results
         if result.error_code:
-            raise AssertionError(
+            raise SubjectViolation(
                 f"DescribeConfigs BROKER {name!r}: {error_name(result.error_code)}"
             )
         source = DYNAMIC_DEFAULT_BROKER_CONFIG if name == "" else DYNAMIC_BROKER_CONFIG

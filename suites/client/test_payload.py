@@ -17,6 +17,7 @@ from typing import Any
 
 from kconform.engine.check import Check
 from kconform.engine.model import Family, Level, case
+from kconform.errors import HarnessDefect
 from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.rules import RULES
@@ -53,7 +54,7 @@ def _payload_case(case_id: str, row: Conditions) -> Any:
     (a cross-push condition such as `otlp.time.regress` may be judged again in another run)."""
     wrong = [r for r in row.conditions if RULES[r].level != row.level]
     if wrong:
-        raise ValueError(f"{case_id}: conditions {wrong} are not {row.level}")
+        raise HarnessDefect(f"{case_id}: conditions {wrong} are not {row.level}")
     spec_rules = "; ".join(f"{r}: {_spec_ref(r)}" for r in row.conditions)
 
     @case(

@@ -19,6 +19,7 @@ from kconform.codecs.framing import decode_request, decode_request_header, decod
 from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError
 from kconform.engine.check import present
+from kconform.errors import HarnessDefect
 from kconform.fixtures.wirelog import WireEntry
 
 API_VERSIONS, GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 18, 71, 72
@@ -57,7 +58,7 @@ class Exchange:
     def metrics_payload(self) -> bytes:
         """A push's Metrics, decompressed per its CompressionType (CompressionError if not)."""
         if self.request is None or self.api_key != PUSH_TELEMETRY:
-            raise ValueError("not a decoded PushTelemetry request")
+            raise HarnessDefect("not a decoded PushTelemetry request")
         raw = bytes(self.request.metrics or b"")
         kind = int(self.request.compression_type)
         return raw if kind == 0 else decompress(raw, kind, max_size=MAX_DECOMPRESSED)

@@ -31,6 +31,7 @@ from kconform.engine.fuzz import budget, corpus, deviations, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.model import Family, Level, case
+from kconform.errors import SubjectViolation
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 
 
@@ -163,7 +164,7 @@ async def fuzz_requests(
                 replay=fuzz.to_replay(),
             )
         )
-        raise AssertionError(what)
+        raise SubjectViolation(what)
 
     test: Any = given(stream.examples(group, broken, pipelining))(one)
     # Hypothesis tries the explicit examples last-applied first and stops at a failure: the

@@ -28,6 +28,7 @@ from kconform.codecs.compression import (
     compress,
     decompress,
 )
+from kconform.errors import HarnessDefect
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -421,7 +422,7 @@ def test_unknown_compression_type_ids_fail(type_id: object) -> None:
 def test_error_types_and_negative_limit() -> None:
     assert issubclass(DecompressionLimitExceeded, CompressionError)
     assert issubclass(CompressionError, ValueError)
-    with pytest.raises(ValueError, match="max_size"):
+    with pytest.raises(HarnessDefect, match="max_size"):
         decompress(b"", CompressionType.NONE, max_size=-1)
     with pytest.raises(CompressionError, match="framing"):
         compress(b"x", CompressionType.SNAPPY, snappy_framing="hadoop")  # type: ignore[arg-type]

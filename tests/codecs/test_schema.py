@@ -6,6 +6,7 @@ import pytest
 
 from kconform.codecs.schema import NULL, Field, Versions, message, snake_case
 from kconform.codecs.wire import DecodeError, EncodeError
+from kconform.errors import HarnessDefect
 
 
 def test_versions_parse_like_kafka_json() -> None:
@@ -69,16 +70,16 @@ def test_absent_non_ignorable_field_refuses_non_default_value() -> None:
 
 
 def test_reserved_attribute_names_are_refused() -> None:
-    with pytest.raises(ValueError, match="reserved"):
+    with pytest.raises(HarnessDefect, match="reserved"):
         message(
             "Bad", kind="data", valid="0", flexible="none", fields=[Field("Encode", "int8", "0+")]
         )
 
 
 def test_undeclared_struct_and_duplicate_tags_are_refused() -> None:
-    with pytest.raises(ValueError, match="undeclared"):
+    with pytest.raises(HarnessDefect, match="undeclared"):
         message("Bad", kind="data", valid="0", flexible="none", fields=[Field("X", "[]Nope", "0+")])
-    with pytest.raises(ValueError, match="duplicate tags"):
+    with pytest.raises(HarnessDefect, match="duplicate tags"):
         message(
             "Bad", kind="data", valid="0", flexible="0+",
             fields=[Field("A", "int8", "0+", tag=1, tagged_versions="0+"),

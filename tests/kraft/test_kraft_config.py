@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kconform.errors import HarnessDefect
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.fixtures.targets.base import PartitionMetric
 
@@ -100,7 +101,7 @@ def test_nodes_come_from_two_ports_each() -> None:
     ]  # fmt: skip
     assert cfg.quorum_voters(nodes) == "1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093"
     for bad in ([], [1, 2, 3]):
-        with pytest.raises(ValueError, match="two host ports"):
+        with pytest.raises(HarnessDefect, match="two host ports"):
             cfg.plan_nodes(bad)
 
 
@@ -152,7 +153,7 @@ def test_node_env_round_trips_through_the_image() -> None:
     as_props = {k: v for k, v in as_props.items() if cfg.env_key(k) not in excluded}
     expected = cfg.node_properties(nodes[1], nodes, version="3.7.0", extra={"a.b-c_d": "x"})
     assert as_props == expected
-    with pytest.raises(ValueError, match="CLUSTER_ID"):
+    with pytest.raises(HarnessDefect, match="CLUSTER_ID"):
         cfg.node_env(nodes[0], nodes, version="3.7.0", cluster_id="not-a-uuid")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kconform.errors import HarnessDefect
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.fixtures.targets import kraft_container as kc
 from kconform.fixtures.targets import kraft_reaper as reaper
@@ -74,7 +75,7 @@ def test_host_nodes_have_four_ports_each_and_the_image_volume() -> None:
     ]  # fmt: skip
     assert {str(n.folder / "data") for n in nodes} == {cfg.LOG_DIR}
     for bad in ([], [1, 2, 3]):
-        with pytest.raises(ValueError, match="four ports"):
+        with pytest.raises(HarnessDefect, match="four ports"):
             kc.host_nodes(bad)
 
 

@@ -11,7 +11,7 @@ import pytest
 from kconform.engine.check import Check
 from kconform.engine.model import CaseInfo, Level
 from kconform.engine.volumes.session import VOLUME_RUN, Outcome, Volumes
-from kconform.errors import Inconclusive
+from kconform.errors import HarnessDefect, Inconclusive
 from kconform.fixtures.spark import LazySpark
 
 INFO = CaseInfo(
@@ -50,6 +50,6 @@ def test_a_case_that_does_not_declare_the_shared_run_is_refused(tmp_path: Path) 
     target's run again into the same folder (two Spark jobs committing one Parquet directory)."""
     volumes = SlowVolumes(LazySpark(), tmp_path)
     lone = CaseInfo("kip977.lone", "lone", "none", Level.MUST, "KIP-977", frozenset(), "broker")
-    with pytest.raises(ValueError, match=r"kip977\.lone judges the volume run but declares"):
+    with pytest.raises(HarnessDefect, match=r"kip977\.lone judges the volume run but declares"):
         asyncio.run(volumes.outcome(Check(lone, None), object()))  # type: ignore[arg-type]
     assert volumes.started == 0

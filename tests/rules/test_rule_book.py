@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.fuzz.model import ORACLE_RULES
+from kconform.errors import HarnessDefect
 from kconform.fixtures.reference.mutants import MUTANTS
 from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.model import SCHEMA_PATH
@@ -161,7 +162,7 @@ def test_a_rule_reads_as_one_line_citation() -> None:
     line = rule("kip714.push.terminating.once").citation
     assert line.startswith("kip714.push.terminating.once (MUST; KIP-714 'Client termination'")
     assert "ruling 2" in line
-    with pytest.raises(KeyError, match="no rule"):
+    with pytest.raises(HarnessDefect, match="no rule"):
         rule("kip714.made.up")
 
 

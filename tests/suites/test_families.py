@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kconform.engine.model import CASES, Family, Level, case
+from kconform.errors import HarnessDefect
 from kconform.reports.rulebook import cases_by_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def test_a_row_builds_the_case_it_names() -> None:
 
 def test_a_row_that_builds_another_id_is_refused() -> None:
     family = Family(lambda _id, rule_id: _declared_test("kconform.selftest.family.other", rule_id))
-    with pytest.raises(ValueError, match="declaring"):
+    with pytest.raises(HarnessDefect, match="declaring"):
         family("kconform.selftest.family.named", "kip714.push.accepted")
     CASES.pop("kconform.selftest.family.other")
 

@@ -35,7 +35,7 @@ from hypothesis.errors import FlakyFailure
 from kconform.engine.check import Check
 from kconform.engine.fuzz.budget import Limits
 from kconform.engine.fuzz.corpus import corpus_root, database, is_selftest, save_trace
-from kconform.errors import HarnessDefect, Inconclusive
+from kconform.errors import HarnessDefect, Inconclusive, SubjectViolation
 from kconform.fixtures.targets.base import BrokerAddress, BrokerTarget, TargetError
 from kconform.fixtures.wirelog import WireEntry, WireLog
 
@@ -230,15 +230,16 @@ R = TypeVar("R")
 def guarded(step: Callable[..., R]) -> Callable[..., R]:
     """An example (or state machine rule) whose unexpected exceptions are the harness's.
 
-    A finding is an AssertionError; BudgetSpent and DefectEscape pass through. Anything else
-    becomes a HarnessDefect in a DefectEscape: Hypothesis would take it for a finding, shrink
-    it, and the verdict would blame the target for the harness's own failure."""
+    A finding is a SubjectViolation or an AssertionError; BudgetSpent and DefectEscape pass
+    through. Anything else becomes a HarnessDefect in a DefectEscape: Hypothesis would take it
+    for a finding, shrink it, and the verdict would blame the target for the harness's own
+    failure."""
 
     @functools.wraps(step)
     def run(*args: Any, **kwargs: Any) -> R:
         try:
             return step(*args, **kwargs)
-        except (AssertionError, BudgetSpent, DefectEscape):
+        except (SubjectViolation, AssertionError, BudgetSpent, DefectEscape):
             raise
         except Exception as exc:
             raise _escape(f"{step.__name__}: {type(exc).__name__}: {exc}") from exc

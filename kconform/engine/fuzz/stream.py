@@ -65,6 +65,7 @@ from kconform.engine.fuzz.wire import (
     judge_answer,
     session_prelude,
 )
+from kconform.errors import Inconclusive
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
 
@@ -258,7 +259,7 @@ class _Run:
         after_close, stalled = False, 0
         while left and batch.failed is None:
             if stalled > MAX_STALLED:
-                raise RuntimeError(f"{stalled} new connections in a row judged no request")
+                raise Inconclusive(f"{stalled} new connections in a row judged no request")
             try:
                 reader, writer = await asyncio.wait_for(
                     asyncio.open_connection(address.host, address.port), self.patience.base

@@ -64,6 +64,7 @@ from kconform.engine.volumes.model import (
     Tolerance,
     summarize,
 )
+from kconform.errors import UsageError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -150,7 +151,7 @@ def _ledger_totals(ledger: DataFrame) -> dict[str, Any]:
         F.sum("bytes").alias("bytes"),
     ).first()
     if row is None or row["start"] is None:
-        raise ValueError("the ledger is empty: nothing was delivered, nothing to compare")
+        raise UsageError("the ledger is empty: nothing was delivered, nothing to compare")
     return {k: (int(v) if k not in ("start", "end") else v) for k, v in row.asDict().items()}
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from kconform.engine.volumes.model import LEDGER_SCHEMA, SAMPLES_SCHEMA
+from kconform.errors import UsageError
 from kconform.fixtures.targets.base import PartitionMetric
 
 
@@ -49,7 +50,7 @@ class Workload:
     def __post_init__(self) -> None:
         low, high = self.value_bytes
         if min(self.topics, self.partitions, self.records, self.keys) < 1 or not 0 <= low <= high:
-            raise ValueError(f"not a workload: {self}")
+            raise UsageError(f"not a workload: {self}")
 
     def plan(self) -> list[tuple[int, bytes, int]]:
         """(topic index, key, value size) per record, the same for the same seed."""
