@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,7 +122,16 @@ def test_a_real_broker_with_the_sink(apache: ApacheTarget) -> None:
         assert apache.has(capability), capability
     assert apache.telemetry_received() == []
     info = apache.describe()
-    assert info["reporter"] == "dev.kconform.sink.KconformSinkReporter"
+    # the sink's class follows the jars: KIP-1217's exporter variant on 4.2+ (4.4.0 here)
+    exporter_api = "org/apache/kafka/server/telemetry/ClientTelemetryExporterProvider.class"
+    assert apache.distribution is not None
+    with zipfile.ZipFile(apache.distribution.clients_jar()) as jar:
+        has_exporter = exporter_api in jar.namelist()
+    assert info["reporter"] == (
+        "dev.kconform.sink.KconformSinkExporterReporter"
+        if has_exporter
+        else "dev.kconform.sink.KconformSinkReporter"
+    )
     assert [b.host for b in apache.brokers] == ["127.0.0.1"]
 
 
