@@ -11,6 +11,13 @@ from kconform.rules.model import Known, Level, Rule
 CMM = "server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java"
 _FINALLY = f"KAFKA-20898; {CMM} processPushTelemetryRequest finally block"
 _GET_OR = f"{CMM} validateGetRequest `||`; fixed by apache/kafka#19959 (commit 4c2d86f4)"
+_BOUNDED = (
+    "apache/kafka#22327 (unbounded decompression; 4.4.0, backported to 4.2.2 and 4.3.1): "
+    "clients/.../telemetry/internals/ClientTelemetryUtils.java decompress(buffer, type, "
+    "maxDecompressedBytes) throws TelemetryTooLargeException past telemetry.max.bytes, and "
+    f"{CMM} processPushTelemetryRequest answers INVALID_RECORD to any export failure "
+    "(read from the 4.2.2, 4.3.1 and 4.4.0 jars with javap: PushTelemetryRequest.metricsData(int))"
+)
 _NO_DECOMPRESS = (
     "3.7.0 clients/.../requests/PushTelemetryRequest.java decompressMetricsData is a TODO"
 )
@@ -168,8 +175,17 @@ PUSH = (
          "limit is accepted.", behaviour="C.4"),
     Rule("kip714.push.size_limit.as_sent", Level.MUST, "KIP-714", "Broker configuration",
          "The maximum size (after compression if compression is used)",
-         "The size limit applies to the bytes as sent, not to the decompressed payload.",
-         ruling=12, behaviour="C.4"),
+         "TELEMETRY_TOO_LARGE applies to the bytes as sent: a push within TelemetryMaxBytes as "
+         "sent is never answered TELEMETRY_TOO_LARGE, whatever it decompresses to. The KIP does "
+         "not oblige a broker to decompress without a bound: accepting a payload that inflates "
+         "past the limit, or refusing it as INVALID_RECORD (a decompressed-size bound), both "
+         "conform.",
+         ruling=12, behaviour="C.4",
+         known=(Known("Apache 3.7.0", "conforms (never decompresses)", _NO_DECOMPRESS),
+                Known("Apache 3.8.0-4.2.1, 4.3.0", "conforms: accepts and exports it",
+                      "ClientTelemetryUtils.decompress (no bound)"),
+                Known("Apache 4.2.2, 4.3.1, 4.4.0", "conforms: INVALID_RECORD once the "
+                      "decompressed bytes pass telemetry.max.bytes", _BOUNDED))),
     Rule("kip714.push.terminating.per_subscription", Level.MUST, "KIP-714", "Client termination",
          "the terminating client can choose to obtain a new subscription ID by sending a "
          "GetTelemetrySubscriptionsRequest and then immediately sending a PushTelemetryRequest "
@@ -202,7 +218,9 @@ PUSH = (
          ruling=12, behaviour="C.4",
          known=(Known("Apache 3.7.0", "exports it as sent (no decompression)", _NO_DECOMPRESS),
                 Known("Apache 4.1.0", "TELEMETRY_TOO_LARGE or INVALID_RECORD, depending on heap",
-                      f"{CMM} catches Throwable (commit 82ea9d0f)"))),
+                      f"{CMM} catches Throwable (commit 82ea9d0f)"),
+                Known("Apache 4.2.2, 4.3.1, 4.4.0", "conforms: INVALID_RECORD once the "
+                      "decompressed bytes pass telemetry.max.bytes", _BOUNDED))),
     Rule("kip714.push.empty_metrics", Level.MUST, "KIP-714", "Client behavior",
          "should send a PushTelemetryRequest ... with an empty metrics blob",
          "A push with an empty Metrics blob is accepted (and nothing is exported).",

@@ -52,6 +52,8 @@ STAND_INS = [
     ("kconform.cli.volumes", "_produce_and_collect"),
     ("kconform.fixtures.targets.kafka_dist", "build_plugin"),
     ("kconform.pipelines.soak_outputs", "rerender"),
+    ("kconform.cli.matrix", "pytest_run"),
+    ("kconform.cli.matrix", "render_pages"),
 ]
 
 

@@ -16,6 +16,7 @@ from fake_sink import FakeSink, fake_cluster
 
 from kconform.cli import main
 from kconform.exit_codes import EXIT_OK, EXIT_USAGE
+from kconform.fixtures.targets import kafka_dist
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.reports.model import RunResults
 from kconform.runner import RunOptions, pytest_args
@@ -144,10 +145,14 @@ def test_plugin_build_without_a_jdk_says_so(
 
 @pytest.fixture(scope="module")
 def kafka_libs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """libs/ of the real Kafka 3.7.0 distribution, unpacked from ../shared/kafka."""
+    """libs/ of the real Kafka 3.7.0: the tarball in ../shared/kafka when there, else the
+    release as `make test` takes it (KCONFORM_KAFKA_DISTS, then Maven Central's jars)."""
     tarball = SHARED_KAFKA / "kafka_2.13-3.7.0.tgz"
     if not tarball.is_file():
-        pytest.skip(f"no Kafka distribution at {tarball}")
+        try:
+            return kafka_dist.resolve("3.7.0").home / "libs"
+        except kafka_dist.DistributionUnavailable as exc:
+            pytest.skip(f"no Kafka 3.7.0: {exc}")
     out = tmp_path_factory.mktemp("kafka-3.7.0")
     with tarfile.open(tarball) as archive:
         members = [m for m in archive.getmembers() if "/libs/" in m.name]

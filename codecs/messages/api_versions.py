@@ -1,9 +1,12 @@
-"""ApiVersions (key 18), KIP-511: v3+ carries ClientSoftwareName/Version; v4 only fixes KAFKA-17011.
+"""ApiVersions (key 18), KIP-511: v3+ carries ClientSoftwareName/Version; v4 only fixes KAFKA-17011;
+v5 (KIP-1242) adds the request's ClusterId and NodeId, checked by the broker, which may answer
+REBOOTSTRAP_REQUIRED; the v5 response has no new field.
 
 ApiVersions responses always use response header v0, whatever the version (see headers.py).
-Transcribed from Apache Kafka's ApiVersions{Request,Response}.json (4.1)."""
+Transcribed from Apache Kafka's ApiVersions{Request,Response}.json (4.4.0, read from
+kafka-clients-4.4.0.jar `common/message/`; v0-v4 as in 4.1)."""
 
-from kconform.codecs.schema import Field, message
+from kconform.codecs.schema import NULL, Field, message
 
 __all__ = ["ApiVersionsRequest", "ApiVersionsResponse"]
 
@@ -11,11 +14,13 @@ ApiVersionsRequest = message(
     "ApiVersionsRequest",
     api_key=18,
     kind="request",
-    valid="0-4",
+    valid="0-5",
     flexible="3+",
     fields=[
         Field("ClientSoftwareName", "string", "3+", ignorable=True),
         Field("ClientSoftwareVersion", "string", "3+", ignorable=True),
+        Field("ClusterId", "string", "5+", nullable_versions="5+", default=NULL, ignorable=True),
+        Field("NodeId", "int32", "5+", default=-1, ignorable=True),
     ],
 )
 
@@ -24,7 +29,7 @@ ApiVersionsResponse = message(
     "ApiVersionsResponse",
     api_key=18,
     kind="response",
-    valid="0-4",
+    valid="0-5",
     flexible="3+",
     fields=[
         Field("ErrorCode", "int16", "0+"),

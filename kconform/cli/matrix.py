@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
-__all__ = ["COMMAND", "render_pages"]
+__all__ = ["COMMAND", "pytest_run", "render_pages"]
 
 BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -109,6 +110,9 @@ def _run_releases(args: argparse.Namespace) -> int:
     releases = [r.strip() for r in args.releases.split(",") if r.strip()]
     if not releases:
         raise UsageError("--releases names no release")
+    for release in [*releases, *([args.cluster] if args.cluster else [])]:
+        if not re.fullmatch(r"\d+\.\d+\.\d+", release):
+            raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
     worst = EXIT_OK
     for release in releases:
         for subject, name, spec in _runs(release, args.cluster, not args.no_clients):
@@ -123,11 +127,10 @@ def _run_releases(args: argparse.Namespace) -> int:
                        "-q", "--assert=plain", "--kconform-results", str(results),
                        "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED]  # fmt: skip
             started = time.monotonic()
-            with (folder / "pytest.log").open("w", encoding="utf-8") as log:
-                done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+            code = pytest_run(command, folder / "pytest.log")
             took = time.monotonic() - started
             if not results.is_file():
-                print(f"{name}: no results ({took:.0f} s, pytest exit {done.returncode}; "
+                print(f"{name}: no results ({took:.0f} s, pytest exit {code}; "
                       f"see {folder / 'pytest.log'})")  # fmt: skip
                 worst = EXIT_ERRORS
                 continue
@@ -138,6 +141,12 @@ def _run_releases(args: argparse.Namespace) -> int:
             if args.write_baselines:
                 _record(subject, name, RunResults.read(results).results)
     return worst
+
+
+def pytest_run(command: list[str], log: Path) -> int:
+    """One run of the suites, its output in `log`; pytest's exit code."""
+    with log.open("w", encoding="utf-8") as out:
+        return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
 
 
 def _record(subject: str, name: str, results: list[CaseResult]) -> None:

@@ -1,4 +1,4 @@
-"""KIP-511 on the broker: ApiVersions v0-v4, client software validation, the v0 fallback.
+"""KIP-511 on the broker: ApiVersions v0-v5, client software validation, the v0 fallback.
 
 Spec: KIP-511 "Proposed Changes" (validation, the UNSUPPORTED_VERSION fallback), §B.1,
 §B.2, §B.4 and ruling 9 (the KIP's pattern vs Apache's stricter one).
@@ -31,6 +31,17 @@ async def api_versions(
     return conn, response
 
 
+async def advertised_max(check: Check) -> int:
+    """The highest ApiVersions version the broker advertises at v0: versions above it are the
+    ones it does not support, whatever its release (4.4.0 supports v5, KIP-1242)."""
+    _, response = await api_versions(check, 0)
+    own = next((k for k in response.body.api_keys if k.api_key == API_VERSIONS), None)
+    check.require("v0 lists ApiVersions (18)", True, own is not None)
+    own = present(own, "ApiVersions' entry, required above")
+    check.observe("ApiVersions range advertised at v0", f"v{own.min_version}-v{own.max_version}")
+    return int(own.max_version)
+
+
 async def needs_v3(check: Check) -> None:
     """KIP-511's fields exist from ApiVersions v3 on: a broker that advertises less does not
     implement them (its answer to v3 is the fallback, judged by the fallback case)."""
@@ -49,7 +60,7 @@ async def needs_v3(check: Check) -> None:
 @case(
     "kip511.apiversions.all_versions_decode",
     rules=["kip511.apiversions.schema"],
-    title="ApiVersions v0-v4 decode at the requested version, or fall back above the broker's max",
+    title="ApiVersions v0-v5 decode at the requested version, or fall back above the broker's max",
     spec="KIP-511 ApiVersionsRequest/Response v3 schema; Kafka ApiVersions{Request,Response}.json; "
     "KIP-511 'ApiVersionsRequest/Response': a version above the broker's own maximum is answered "
     "with a v0 response and UNSUPPORTED_VERSION",
@@ -60,7 +71,8 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
     own = next((k for k in first.body.api_keys if k.api_key == API_VERSIONS), None)
     check.require("v0 lists ApiVersions (18)", True, own is not None)
     own = present(own, "ApiVersions' own entry, required above")
-    for version in range(5):
+    known = ApiVersionsRequest.valid_versions  # every version the codec reads (v0-v5)
+    for version in range(known.low, (known.high or 0) + 1):
         try:
             _, response = await api_versions(check, version)
         except UndecodableResponse as exc:
@@ -170,8 +182,11 @@ async def test_kip_pattern_only(target: BrokerTarget, check: Check) -> None:
     level=Level.MUST,
 )
 async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) -> None:
+    # the versions asked are above what the broker advertises, never fixed numbers: 4.4.0
+    # supports v5 (KIP-1242) and closed the connection on a v5 request carrying a v4 body
+    top = await advertised_max(check)
     conn = await check.connect()
-    for version in (5, 127, 32767):
+    for version in sorted({top + 1, 127, 32767} - set(range(top + 1))):
         header = RequestHeader(
             request_api_key=API_VERSIONS, request_api_version=version,
             correlation_id=9000 + version, client_id="kconform",
@@ -209,10 +224,13 @@ async def test_unsupported_version_fallback(target: BrokerTarget, check: Check) 
     level=Level.MUST,
 )
 async def test_fallback_range_usable(target: BrokerTarget, check: Check) -> None:
+    unsupported = await advertised_max(check) + 1
     conn = await check.connect()
-    header = RequestHeader(request_api_key=API_VERSIONS, request_api_version=99, correlation_id=1)
+    header = RequestHeader(
+        request_api_key=API_VERSIONS, request_api_version=unsupported, correlation_id=1
+    )
     try:
-        response = await conn.request_raw(header.encode(2), expect=(API_VERSIONS, 99))
+        response = await conn.request_raw(header.encode(2), expect=(API_VERSIONS, unsupported))
     except UndecodableResponse as exc:  # no range to retry at; the fallback case fails it
         judge = "kip511.apiversions.unsupported_version.fallback"
         check.precondition(f"the fallback answer decodes ({judge} judges it)", "a v0 body",

@@ -100,13 +100,24 @@ async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
                  await push_code(conn, sub, metrics=sized_payload(limit + 1)))  # fmt: skip
 
 
+# What a broker may answer a push within TelemetryMaxBytes as sent that inflates past it: the
+# limit itself counts the bytes as sent (never TELEMETRY_TOO_LARGE), and the KIP obliges no
+# broker to decompress without a bound. Apache 3.8.0-4.2.1 and 4.3.0 export it (NONE); 4.2.2,
+# 4.3.1 and 4.4.0 stop decompressing at telemetry.max.bytes (apache/kafka#22327:
+# clients/.../telemetry/internals/ClientTelemetryUtils.java decompress(..., maxDecompressedBytes)
+# throws TelemetryTooLargeException, which ClientMetricsManager.processPushTelemetryRequest
+# catches around the export and answers INVALID_RECORD).
+AS_SENT_ANSWERS = (NONE, ErrorCode.INVALID_RECORD)
+
+
 @case(
     "kip714.push.size_limit.after_compression",
     rules=["kip714.push.size_limit.as_sent"],
-    title="The size limit counts the bytes as sent: a small payload that inflates past it is fine",
+    title="The size limit counts the bytes as sent: a small payload that inflates past it is not "
+    "TELEMETRY_TOO_LARGE (accepted, or refused by a decompressed-size bound as INVALID_RECORD)",
     spec=(
         "KIP-714 'Broker configuration': telemetry.max.bytes is \"The maximum size (after "
-        'compression if compression is used)"; ruling 12'
+        'compression if compression is used)"; ruling 12 as Apache 4.4.0 reads it'
     ),
     level=Level.MUST,
     requires=[Capability.TELEMETRY],
@@ -122,5 +133,6 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
     body = compress(data, ctype)
     if len(body) > limit:
         raise Inconclusive(f"{3 * limit} bytes compressed to {len(body)}, above {limit}")
-    check.expect(f"{len(body)} bytes as sent, {len(data)} decompressed", err(NONE),
-                 await push_code(conn, sub, metrics=body, compression_type=ctype))  # fmt: skip
+    check.expect_in(f"{len(body)} bytes as sent, {len(data)} decompressed",
+                    [err(c) for c in AS_SENT_ANSWERS],
+                    await push_code(conn, sub, metrics=body, compression_type=ctype))  # fmt: skip

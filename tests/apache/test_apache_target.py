@@ -1,6 +1,7 @@
 """The `apache` target on real Apache Kafka: what it offers, and that nothing outlives it.
 
-Needs `../shared/kafka` (or KCONFORM_KAFKA_DISTS) and a JDK; skipped with the reason otherwise.
+Needs a JDK and the release, from KCONFORM_KAFKA_DISTS or Maven Central (`mvn`); skipped with
+the reason otherwise.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import textwrap
 import time
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from kconform.fixtures.targets.apache import ApacheTarget
 from kconform.fixtures.targets.base import Capability, TargetError
 from tests.apache.conftest import dists_folder, real_kafka_skip_reason
 
-VERSION = "4.1.0"
+VERSION = "4.4.0"  # the newest release `make test` gates on (APACHE_CLUSTER)
 pytestmark = pytest.mark.skipif(
     real_kafka_skip_reason(VERSION) is not None, reason=str(real_kafka_skip_reason(VERSION))
 )
@@ -34,8 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def harness_env(run_dir: Path) -> dict[str, str]:
-    env = dict(os.environ, KCONFORM_RUN_DIR=str(run_dir), KCONFORM_KAFKA_DISTS=str(dists_folder()))
-    return env
+    dists = str(dists_folder() or "")
+    return dict(os.environ, KCONFORM_RUN_DIR=str(run_dir), KCONFORM_KAFKA_DISTS=dists)
 
 
 def processes_mentioning(text: str) -> list[int]:
@@ -81,7 +83,7 @@ def assert_nothing_left(run_dir: Path, ports: list[int], within: float = 20.0) -
 
 @pytest.fixture(scope="module")
 def apache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApacheTarget]:
-    os.environ.setdefault("KCONFORM_KAFKA_DISTS", str(dists_folder()))
+    os.environ.setdefault("KCONFORM_KAFKA_DISTS", str(dists_folder() or ""))
     run_dir = tmp_path_factory.mktemp("runs")
     old = os.environ.get("KCONFORM_RUN_DIR")
     os.environ["KCONFORM_RUN_DIR"] = str(run_dir)
@@ -120,7 +122,16 @@ def test_a_real_broker_with_the_sink(apache: ApacheTarget) -> None:
         assert apache.has(capability), capability
     assert apache.telemetry_received() == []
     info = apache.describe()
-    assert info["reporter"] == "dev.kconform.sink.KconformSinkReporter"
+    # the sink's class follows the jars: KIP-1217's exporter variant on 4.2+ (4.4.0 here)
+    exporter_api = "org/apache/kafka/server/telemetry/ClientTelemetryExporterProvider.class"
+    assert apache.distribution is not None
+    with zipfile.ZipFile(apache.distribution.clients_jar()) as jar:
+        has_exporter = exporter_api in jar.namelist()
+    assert info["reporter"] == (
+        "dev.kconform.sink.KconformSinkExporterReporter"
+        if has_exporter
+        else "dev.kconform.sink.KconformSinkReporter"
+    )
     assert [b.host for b in apache.brokers] == ["127.0.0.1"]
 
 

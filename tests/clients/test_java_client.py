@@ -18,11 +18,10 @@ import pytest
 from kconform.fixtures.clients import Scenario, create_driver, parse_clients
 from kconform.fixtures.clients.driver import ClientRun
 from kconform.fixtures.clients.java import CLASSPATH_ENV, JavaDriver
-from kconform.fixtures.targets import kafka_dist
+from kconform.fixtures.targets import kafka_dist, maven_release
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_KAFKA = (REPO / ".." / "shared" / "kafka").resolve()
-VERSIONS = ("3.7.0", "4.1.0")
+VERSIONS = ("3.7.0", "4.4.0")  # the releases `make test` gates on (APACHE_VERSIONS)
 LOG_LINE = re.compile(r"^\[[^\]]+\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
 
 
@@ -116,15 +115,24 @@ def test_all_installed_clients_leave_out_distributions_only_in_the_cache(
     assert parse_clients("java:3.9.8")[0].label == "java:3.9.8"  # still usable by name
 
 
-# --- the real client, from the shared distributions ----------------------------------------------
+# --- the real client, as `make test` takes it: tarballs or Maven Central ------------------------
+
+
+def _tarballs() -> Path | None:
+    """The first KCONFORM_KAFKA_DISTS folder holding every version's tarball, if any."""
+    for folder in kafka_dist.search_folders():
+        if all((folder / f"kafka_2.13-{v}.tgz").is_file() for v in VERSIONS):
+            return folder
+    return None
 
 
 def _real_distributions_reason() -> str | None:
     if shutil.which("java") is None or shutil.which("javac") is None:
         return "no java/javac on PATH"
-    missing = [v for v in VERSIONS if not (SHARED_KAFKA / f"kafka_2.13-{v}.tgz").is_file()]
-    if missing:
-        return f"no Kafka distribution tarballs {missing} in {SHARED_KAFKA}"
+    if _tarballs() is None:
+        usable, why = maven_release.status()
+        if not usable:
+            return f"no tarballs of {list(VERSIONS)} in $KCONFORM_KAFKA_DISTS, and {why}"
     return None
 
 
@@ -135,13 +143,16 @@ needs_real = pytest.mark.skipif(
 
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache for the session: each tarball is unpacked and each driver compiled once."""
+    """One cache for the session: each tarball is unpacked and each driver compiled once. A
+    release from Maven Central stays in the user's cache, where `make test` assembled it."""
+    if _tarballs() is None:
+        return kafka_dist.cache_root()
     return tmp_path_factory.mktemp("kconform-cache")
 
 
 @pytest.fixture
 def real_distributions(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(kafka_dist.DISTS_ENV, str(SHARED_KAFKA))
+    monkeypatch.setenv(kafka_dist.DISTS_ENV, str(_tarballs() or ""))
     monkeypatch.setenv(kafka_dist.CACHE_ENV, str(shared_cache))
     monkeypatch.delenv(CLASSPATH_ENV, raising=False)
     return shared_cache

@@ -123,6 +123,20 @@ VECTORS = [
            "0d", txt("kafka-python"),  # ClientSoftwareName (12 + 1)
            "02", txt("3"),             # ClientSoftwareVersion (1 + 1)
            "00"),                      # v4 adds no fields
+    golden("ApiVersionsRequest-v5-defaults", ApiVersionsRequest, 5,
+           ApiVersionsRequest(client_software_name="kconform", client_software_version="1.0"),
+           "09", txt("kconform"),  # ClientSoftwareName (8 + 1)
+           "04", txt("1.0"),       # ClientSoftwareVersion (3 + 1)
+           "00",                   # ClusterId null: compact nullable string length 0 (KIP-1242)
+           "ffffffff",             # NodeId -1: not known
+           "00"),                  # tag section
+    golden("ApiVersionsRequest-v5-cluster-node", ApiVersionsRequest, 5,
+           ApiVersionsRequest(client_software_name="a", client_software_version="1",
+                              cluster_id="Ms1J3RWxT2K3W2dZqgVz2A", node_id=2),
+           "02", txt("a"), "02", txt("1"),
+           "17", txt("Ms1J3RWxT2K3W2dZqgVz2A"),  # ClusterId compact string (22 + 1)
+           "00000002",                            # NodeId 2
+           "00"),
     golden("ApiVersionsResponse-v0-unsupported-version", AV, 0,
            AV(error_code=35, api_keys=[AV.ApiVersion(api_key=18, min_version=0, max_version=4)]),
            "0023",      # ErrorCode 35 UNSUPPORTED_VERSION
@@ -168,6 +182,12 @@ VECTORS = [
     golden("ApiVersionsResponse-v4-epoch-only", AV, 4, AV(finalized_features_epoch=7),
            "0000", "01", "00000000",
            "01", "01", "08", "0000000000000007"),  # one tag: 1, size 8, epoch 7
+    golden("ApiVersionsResponse-v5", AV, 5,
+           AV(api_keys=[AV.ApiVersion(api_key=18, max_version=5)]),
+           "0000",      # ErrorCode
+           "02", "0012", "0000", "0005", "00",  # ApiKeys: 18, 0-5 (4.4.0); v5 adds no field
+           "00000000",  # ThrottleTimeMs
+           "00"),       # no tagged field
     # --- KIP-714 telemetry (§A.2) -------------------------------------------------------------
     golden("GetTelemetrySubscriptionsRequest-v0-first", GetTelemetrySubscriptionsRequest, 0,
            GetTelemetrySubscriptionsRequest(),

@@ -105,6 +105,17 @@ def test_unsupported_version_gets_v0_with_only_api_versions(version: int) -> Non
     assert not outcome.close_after
 
 
+def test_fallback_follows_the_advertised_range_not_the_codec() -> None:
+    """The codec reads ApiVersions v5 (Kafka 4.4, KIP-1242); the reference advertises v0-4, so
+    a well-formed v5 request still gets the v0 fallback, as Apache 3.9-4.3 answer it."""
+    assert 5 in ApiVersionsRequest.valid_versions
+    s = session()
+    outcome = s.send(ApiVersionsRequest(client_software_name="a", client_software_version="1"), 5)
+    assert outcome.response_version == 0
+    assert outcome.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert keys(outcome) == {18: (0, 4)}
+
+
 def test_known_version_with_unreadable_body_closes_without_answer() -> None:
     s = session()
     frame = raw_request_frame(18, 3, b"\x05ab")  # a compact string longer than the bytes left
