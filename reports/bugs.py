@@ -127,7 +127,8 @@ def render_markdown(columns: Sequence[Column]) -> str:
         "clients kconform can run: the system, the releases affected and the first fixed, the "
         "behaviour, the public source, the rule it breaks (in [rules.md](rules.md)) and the case "
         "meant to catch it, with that case's verdict in each committed baseline of the system "
-        "(`(affected)`: the bug's releases cover that subject's).",
+        "(`(affected)`: the bug's releases cover that subject's). None is KIP-977's: no release "
+        "implements it (apache/kafka#20397 was closed unmerged).",
         "",
         f"{len(BUGS)} bugs: {len(BUGS) - awaiting} filed under a rule, {awaiting} awaiting one, "
         f"{uncaught} that no case can catch. {len(on_affected)} have a case and an affected "
