@@ -121,9 +121,11 @@ typecheck-only:
 	cd $(TYPECHECK_TREE) && $(abspath $(BIN))/mypy --strict --config-file $(abspath pyproject.toml) \
 	  -p kconform
 
-## docs: regenerate docs/rules.md from the rule book (kconform.rules); a test checks it is current
+## docs: regenerate docs/rules.md from the rule book (kconform.rules) and docs/bugs.md from its bug
+## record and the baselines; tests check both are current
 docs: $(STAMP)
 	$(BIN)/python -m kconform.reports.rulebook docs/rules.md
+	$(BIN)/python -m kconform.reports.bugs docs/bugs.md
 
 ## bench: codec vs kafka-python, targets vs the bare mock, proxy vs direct produce, fuzzing,
 ## -j workers vs one process (every figure a ratio measured in the same run)

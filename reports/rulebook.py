@@ -19,7 +19,8 @@ from pathlib import Path
 from kconform.fixtures.reference.mutants import MUTANTS
 from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.html_style import esc, level_badge, page
-from kconform.rules import RULES, RULINGS, SECTIONS, Rule
+from kconform.rules import AWAITING_RULE, RULES, RULINGS, SECTIONS, Known, Rule
+from kconform.rules.bugs import split_who
 
 SUITES_DIR = Path(__file__).resolve().parents[1] / "suites"
 CITATION = re.compile(
@@ -104,7 +105,8 @@ def render_markdown() -> str:
         "",
         "Contents: "
         + " · ".join(f"[{t}](#{_slug(t)})" for _, t in GROUPS)
-        + " · [Rulings](#rulings) · [Apache's behaviour](#apaches-behaviour)",
+        + " · [Bugs awaiting a rule](#bugs-awaiting-a-rule) · [Rulings](#rulings)"
+        " · [Apache's behaviour](#apaches-behaviour)",
         "",
     ]
     parts = _parts_by_rule()
@@ -113,7 +115,13 @@ def render_markdown() -> str:
         for r in rules:
             cases = judged[r.id] or judged[r.part_of]
             out += _rule_markdown(r, cases, broken[r.id], enforced[r.id], parts[r.id])
-    out += ["## Rulings", ""]
+    out += ["## Bugs awaiting a rule", "",
+            "Public bugs no rule of the book covers yet, each with the rule id it proposes; a "
+            "rule joins the book with the case that judges it. Every bug of the record, with "
+            "the verdicts the baselines hold for its case, is in [bugs.md](bugs.md).", "",
+            "| proposed rule | " + _BUG_HEAD, _BUG_RULE + "---|"]  # fmt: skip
+    out += [f"| `{k.rule}` | {_bug_row(k)} |" for k in AWAITING_RULE]
+    out += ["", "## Rulings", ""]
     for ruling in RULINGS.values():
         out += [f'<a id="ruling-{ruling.number}"></a>', "",
                 f"**Ruling {ruling.number}: {ruling.title}.** {ruling.text}", ""]  # fmt: skip
@@ -151,10 +159,27 @@ def _rule_markdown(
     if mutants:
         facts.append("broken by mutant: " + ", ".join(f"`{m}`" for m in mutants))
     lines += [f"- {fact}" for fact in facts]
-    if r.known:
+    plain = [k for k in r.known if not k.bug]
+    bugs = [k for k in r.known if k.bug]
+    if plain:
         lines += ["", "| implementation | does | source |", "|---|---|---|"]
-        lines += [f"| {k.who} | {k.does} | {k.source} |" for k in r.known]
+        lines += [f"| {k.who} | {k.does} | {k.source} |" for k in plain]
+    if bugs:
+        lines += ["", "Bugs on record:", "", "| " + _BUG_HEAD, _BUG_RULE]
+        lines += [f"| {_bug_row(k)} |" for k in bugs]
     return [*lines, ""]
+
+
+_BUG_HEAD = "bug | system | affected | fixed in | behaviour | source | case |"
+_BUG_RULE = "|---|---|---|---|---|---|---|"
+
+
+def _bug_row(k: Known) -> str:
+    """A bug's cells: id, system, affected, fixed in, behaviour, source, case."""
+    system, affected = split_who(k.who)
+    case = f"`{k.case}`" if k.case else f"none: {k.uncaught}" if k.uncaught else "none yet"
+    cells = (f"`{k.bug}`", system, affected, k.fixed_in, k.does, k.source, case)
+    return " | ".join(c.replace("|", "\\|") for c in cells)
 
 
 def _slug(title: str) -> str:
@@ -176,7 +201,8 @@ def render_html() -> str:
             where = (f' · <a href="#behaviour-{esc(r.behaviour)}">§{esc(r.behaviour)}</a>'
                      if r.behaviour else "")  # fmt: skip
             known = "".join(f"<li>{esc(k.who)}: {esc(k.does)} <span class='muted'>"
-                            f"({esc(k.source)})</span></li>" for k in r.known)  # fmt: skip
+                            f"({esc(k.source)}{esc(_bug_note(k))})</span></li>"
+                            for k in r.known)  # fmt: skip
             body.append(
                 f'<section id="{esc(r.id)}"><h3><code>{esc(r.id)}</code> '
                 f"{level_badge(r.level)}</h3>"
@@ -191,6 +217,12 @@ def render_html() -> str:
              f'<p>{esc(s.text)}</p><p class="muted small">Sources: {esc(s.sources)}</p>'
              "</section>" for s in SECTIONS.values()]  # fmt: skip
     return page("kconform rule book", "\n".join(body))
+
+
+def _bug_note(k: Known) -> str:
+    if not k.bug:
+        return ""
+    return f"; bug {k.bug}, fixed in {k.fixed_in}; case {k.case or 'none: ' + k.uncaught}"
 
 
 def link_citations(text: str, rules_page: str) -> str:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from kconform.errors import HarnessDefect
 from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
 from kconform.rules.behaviour import BY_KEY as SECTIONS
+from kconform.rules.bugs import AWAITING_RULE
 from kconform.rules.model import (
     BAD_VERDICTS,
     RULE_ID,
@@ -26,7 +27,9 @@ from kconform.rules.model import (
 from kconform.rules.rulings import BY_NUMBER as RULINGS
 
 __all__ = [
+    "AWAITING_RULE",
     "BAD_VERDICTS",
+    "BUGS",
     "RULES",
     "RULE_ID",
     "RULINGS",
@@ -73,6 +76,13 @@ RULES: Mapping[str, Rule] = _by_id(_ALL)
 _orphans = [r.id for r in _ALL if r.part_of and r.part_of not in RULES]
 if _orphans:
     raise HarnessDefect(f"rule(s) part of a rule the book lacks: {', '.join(_orphans)}")
+
+
+BUGS: tuple[tuple[str, Known], ...] = tuple(
+    (r.id, k) for r in _ALL for k in r.known if k.bug
+) + tuple((k.rule, k) for k in AWAITING_RULE)
+"""The bug record (issue 31): every bug with the rule it is filed under, or (`Known.rule` set)
+the rule it proposes."""
 
 
 def rule(rule_id: str) -> Rule:

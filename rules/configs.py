@@ -32,12 +32,20 @@ CLIENT_METRICS = (
          "A refused change gets Apache's code (INVALID_REQUEST for a bad key, range or name; "
          "INVALID_CONFIG for a bad match or a non-integer); the KIP names none, so SHOULD.",
          behaviour="D",
-         known=(Known("Apache 3.7.0-3.9.x", "UNKNOWN_SERVER_ERROR for a non-integer interval.ms",
-                      f"{_CONFIGS_SRC} Integer.parseInt"),
+         known=(Known("Apache 3.7.0-3.9.x", "answers UNKNOWN_SERVER_ERROR, not a configuration "
+                      "error, to a non-integer interval.ms (an unchecked Integer.parseInt)",
+                      f"KAFKA-17525 (apache/kafka#17168); {_CONFIGS_SRC} Integer.parseInt",
+                      bug="ak-client-metrics-bad-interval-unknown-server-error", fixed_in="4.0.0",
+                      case="kip714.configs.invalid.interval_not_integer.error_code"),
                 Known("Apache 4.0.0-4.1.0", "conforms", "KAFKA-17525 (commit 894c4a96)"))),
     Rule("kip714.configs.admin_visible", Level.MUST, "KIP-714", "kafka-client-metrics.sh", "",
          "DescribeConfigs and the list of CLIENT_METRICS resources follow every change and "
-         "deletion.", behaviour="D"),
+         "deletion.", behaviour="D",
+         known=(Known("Apache 3.7.0-4.0.x", "describes a CLIENT_METRICS resource with the keys "
+                      "that were set only, leaving out metrics, interval.ms and match at their "
+                      "defaults", "KAFKA-17516 (apache/kafka#17264, commit 5e7445a6)",
+                      bug="ak-describe-client-metrics-omits-defaults", fixed_in="4.1.0",
+                      case="kip714.configs.describe_reflects_changes"),)),
     Rule("kip714.configs.validate_only", Level.MUST, "KIP-714", "Metrics subscription", "",
          "An AlterConfigs with ValidateOnly set validates but changes nothing.", behaviour="D"),
     Rule("kip714.configs.applies_until_deleted", Level.MUST, "KIP-714",

@@ -64,9 +64,12 @@ GET = (
          "A subscription's match selectors (client_instance_id, client_id, software name and "
          "version, source address and port) match the whole attribute value.",
          behaviour="C.6",
-         known=(Known("Apache 3.7.0", "violates for client_source_port: it is filled with the "
-                      "host address, so a port selector never matches",
-                      "server/.../metrics/ClientMetricsInstanceMetadata.java 'TODO: fix port'"),
+         known=(Known("Apache 3.7.0-3.7.2", "fills client_source_port with the client's address, "
+                      "so a selector on the port never matches",
+                      "KAFKA-15811 (apache/kafka#15190, first in 3.8.0); server/.../metrics/"
+                      "ClientMetricsInstanceMetadata.java 'TODO: fix port' at 3.7.0",
+                      bug="ak37-client-source-port-is-address", fixed_in="3.8.0",
+                      case="kip714.subscriptions.match.client_source_port"),
                 Known("Apache 3.8.0-4.1.0", "conforms", "RequestContext.clientPort"))),
     Rule("kip714.get.subscription_id.recalculated", Level.MUST, "KIP-714", "SubscriptionId",
          "If the configured subscriptions are updated and resulting in a change for a client "
@@ -103,7 +106,12 @@ GET = (
          "A Get sent right after a push failed with UNKNOWN_SUBSCRIPTION_ID or "
          "UNSUPPORTED_COMPRESSION_TYPE is answered, not throttled.",
          ruling=4, behaviour="C.2",
-         known=(Known("Apache 3.7.0-4.0.0", "violates: every early Get is throttled", _GET_OR),
+         known=(Known("Apache 3.7.0-3.9.x, 4.0.0", "throttles the Get sent at once after a push "
+                      "refused with UNKNOWN_SUBSCRIPTION_ID or UNSUPPORTED_COMPRESSION_TYPE: the "
+                      "test meant to exempt it is always true", _GET_OR,
+                      bug="ak-reget-throttled-after-117-76",
+                      fixed_in="4.0.1, 4.1.0 (not backported to 3.9)",
+                      case="kip714.subscriptions.throttle.after_push_error"),
                 Known("Apache 4.0.1-4.1.0", "conforms", _GET_OR))),
     Rule("kip714.get.delta_temporality", Level.INFO, "KIP-714", "DeltaTemporality", "",
          "Which temporality the broker asks for is recorded; either conforms.",
@@ -193,8 +201,11 @@ PUSH = (
          "Only an accepted Terminating push terminates: one that failed (say with "
          "UNKNOWN_SUBSCRIPTION_ID) may be retried after a new Get.",
          ruling=3, behaviour="C.4",
-         known=(Known("Apache 3.7.0-4.1.0", "violates: a failed Terminating push still sets "
-                      "the flag", _FINALLY),
+         known=(Known("Apache 3.7.0-4.3.x", "a Terminating push that validation refuses still "
+                      "marks the instance terminated, so the retry after a new Get is answered "
+                      "INVALID_REQUEST", _FINALLY, bug="ak-failed-terminating-push-sets-flag",
+                      fixed_in="not known (KAFKA-20898 resolved 2026-09-24; release not traced)",
+                      case="kip714.push.terminating.failed_push_not_counted"),
                 Known("Apache 3.7.0-4.0.0", "also throttles the Get the retry needs", _GET_OR))),
     Rule("kip714.push.compression.codecs", Level.MUST, "KIP-714", "Compression",
          "The PushTelemetryRequest.CompressionType must then be set to the corresponding "
@@ -211,7 +222,11 @@ PUSH = (
          "Decompression of the metrics data will be performed by the broker prior to passing the "
          "data to the metrics plugin",
          "The telemetry receiver gets the decompressed payload.", ruling=13, behaviour="C.4",
-         known=(Known("Apache 3.7.0", "violates: passes the compressed bytes", _NO_DECOMPRESS),
+         known=(Known("Apache 3.7.0-3.7.2", "advertises four codecs, then hands the receiver a "
+                      "compressed push's bytes as they came, as if they were OTLP",
+                      f"{_NO_DECOMPRESS}; KAFKA-15807 (apache/kafka#15148, first in 3.8.0)",
+                      bug="ak37-compressed-push-not-decompressed", fixed_in="3.8.0",
+                      case="kip714.push.compression.decompressed"),
                 Known("Apache 3.8.0-4.1.0", "conforms", "PushTelemetryRequest.metricsData"))),
     Rule("kip714.push.bomb_rejected", Level.SHOULD, "KIP-714", "Broker configuration", "",
          "A small payload that inflates enormously is rejected rather than exported.",
@@ -220,7 +235,15 @@ PUSH = (
                 Known("Apache 4.1.0", "TELEMETRY_TOO_LARGE or INVALID_RECORD, depending on heap",
                       f"{CMM} catches Throwable (commit 82ea9d0f)"),
                 Known("Apache 4.2.2, 4.3.1, 4.4.0", "conforms: INVALID_RECORD once the "
-                      "decompressed bytes pass telemetry.max.bytes", _BOUNDED))),
+                      "decompressed bytes pass telemetry.max.bytes", _BOUNDED),
+                Known("Apache 3.8.0-3.8.x, 3.9.0-3.9.2, 4.0.0-4.0.2, 4.1.0-4.1.2, 4.2.0, 4.3.0",
+                      "inflates a pushed payload with no cap on its output, so a tiny compressed "
+                      "push can grow without bound before it is exported",
+                      "apache/kafka#22327 (MINOR, no JIRA; commit 68a8d45b)",
+                      bug="ak-telemetry-decompression-unbounded",
+                      fixed_in="4.4.0; backports in 4.3.1, 4.2.1 or 4.2.2, 4.1.3, 4.0.3 (3.9.3 "
+                      "and 3.8.2 perhaps never released)",
+                      case="kip714.security.bomb.not_exported"))),
     Rule("kip714.push.empty_metrics", Level.MUST, "KIP-714", "Client behavior",
          "should send a PushTelemetryRequest ... with an empty metrics blob",
          "A push with an empty Metrics blob is accepted (and nothing is exported).",

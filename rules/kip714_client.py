@@ -7,13 +7,24 @@ from kconform.rules.model import Known, Level, Rule
 _REPORTER = "clients/.../telemetry/internals/ClientTelemetryReporter.java"
 _UTILS = "clients/.../telemetry/internals/ClientTelemetryUtils.java"
 _RDK = "src/rdkafka_telemetry.c"
+_FG_1214 = "franz-go CHANGELOG v1.21.4"
+_RDK_2101 = "librdkafka CHANGELOG v2.10.1"
+_ALL_CODECS = (
+    "needs a Java client without a codec's library, and the java driver's classpath is a Kafka "
+    "distribution's libs/, which holds every codec"
+)
 
 HANDSHAKE = (
     Rule("kip714.client.handshake.advertised_only", Level.MUST, "KIP-714", "Client behavior",
          "identifies a supporting broker (through detecting at least "
          "GetTelemetrySubscriptionsRequestV0 in the ApiVersionResponse)",
          "A client sends no telemetry request to a broker that does not advertise 71/72.",
-         behaviour="E.1"),
+         behaviour="E.1",
+         known=(Known("franz-go v1.20.4", "reads an API key the broker did not list as "
+                      "supported at version 0, so it sends Get and Push to brokers that never "
+                      "advertised 71/72", "franz-go CHANGELOG v1.20.5 (commit 13ea38e3, #1172)",
+                      bug="fg-1204-telemetry-to-unadvertising-brokers", fixed_in="v1.20.5",
+                      case="kip714.client.handshake.requires_advertisement"),)),
     Rule("kip714.client.handshake.instance_id", Level.MUST, "KIP-714", "Client behavior",
          "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned "
          "in the first response, regardless of broker",
@@ -64,14 +75,35 @@ CADENCE = (
          "PushIntervalMs",
          "A zero or negative PushIntervalMs does not make a client flood the broker.",
          behaviour="E.1",
-         known=(Known("Java client 3.7.0-4.1.0", "conforms (<= 0 becomes 300000 ms)", _UTILS),)),
+         known=(Known("Java client 3.7.0-4.1.0", "conforms (<= 0 becomes 300000 ms)", _UTILS),
+                Known("franz-go v1.19.0-v1.21.3", "answered an empty subscription with a "
+                      "PushIntervalMs of 0 or less, it sends Get after Get with no pause",
+                      "franz-go commit 544189e9", bug="fg-nonpositive-interval-hot-loop",
+                      fixed_in="v1.21.4", case="kip714.client.cadence.interval_zero"))),
 )  # fmt: skip
 
 COMPRESSION = (
     Rule("kip714.client.compression.preferred", Level.SHOULD, "KIP-714", "Compression",
          "should pick the first mutually supported type in the returned list",
          "A client compresses with the first type in AcceptedCompressionTypes it supports.",
-         ruling=8, behaviour="E.1"),
+         ruling=8, behaviour="E.1",
+         known=(Known("Java client 3.8.0-3.9.1, 4.0.0", "catches only an IOException from the "
+                      "codec, so a missing codec library (NoClassDefFoundError) escapes the push "
+                      "instead of an uncompressed push going out",
+                      "apache/kafka#19881 (MINOR, no JIRA)",
+                      bug="java-compression-error-not-caught",
+                      fixed_in="4.0.1, 4.1.0 (3.9 backport for 3.9.2)", uncaught=_ALL_CODECS),
+                Known("Java client 3.8.0-4.1.x", "with the preferred codec's library missing, it "
+                      "tries that codec on every push and sends uncompressed, not with the next "
+                      "accepted codec it has", "KAFKA-19506 (apache/kafka#20144)",
+                      bug="java-compression-fallback-not-learned", fixed_in="4.2.0",
+                      uncaught=_ALL_CODECS),
+                Known("librdkafka 2.5.0-2.11.1", "on a big-endian CPU reads "
+                      "AcceptedCompressionTypes in the wrong byte order, finds no usable codec "
+                      "and pushes uncompressed", "librdkafka CHANGELOG v2.12.0 (issue #5179, "
+                      "PR #5183)", bug="rdk-bigendian-compression-types", fixed_in="2.12.0",
+                      uncaught="shows only on a big-endian host; the clients run on the "
+                      "harness's little-endian machine"))),
     Rule("kip714.client.compression.empty_list", Level.MUST, "KIP-714", "Compression",
          "If the AcceptedCompressionTypes array is empty the client must send metrics "
          "uncompressed",
@@ -80,8 +112,11 @@ COMPRESSION = (
          "recommended that the serialized metrics are compressed ... if the serialized "
          "uncompressed size exceeds 1000 bytes",
          "A payload above 1000 bytes is compressed.", ruling=8, behaviour="A.5",
-         known=(Known("Java client 3.7.0", "never compresses", f"{_UTILS} "
-                      "preferredCompressionType 'TODO: Support compression'"),
+         known=(Known("Java client 3.7.0-3.7.2", "has its preferred codec hard-wired to none, so "
+                      "every push goes uncompressed whatever the broker accepts",
+                      f"{_UTILS} preferredCompressionType 'TODO: Support compression' at 3.7.0; "
+                      "KAFKA-15807 (first in 3.8.0)", bug="java37-telemetry-never-compressed",
+                      fixed_in="3.8.0", case="kip714.client.compression.large_payload"),
                 Known("Java client 3.8.0-4.1.0", "conforms", _UTILS))),
 )  # fmt: skip
 
@@ -97,8 +132,17 @@ ERRORS = (
          "GetTelemetrySubscriptionsResponse.TelemetryMaxBytes",
          "After TELEMETRY_TOO_LARGE the next payload fits TelemetryMaxBytes.",
          ruling=10, behaviour="E.1",
-         known=(Known("Java client 3.7.0-4.1.0", "waits and Gets; never shrinks the payload",
-                      f"{_UTILS} maybeFetchErrorIntervalMs"),)),
+         known=(Known("Java client 3.7.0+", "never keeps TelemetryMaxBytes: every push goes "
+                      "out at full size, and after TELEMETRY_TOO_LARGE it waits, Gets and sends "
+                      "one as large each interval",
+                      f"KAFKA-21077 (apache/kafka#23452, open); {_UTILS} "
+                      "maybeFetchErrorIntervalMs", bug="java-ignores-telemetry-max-bytes",
+                      fixed_in="unfixed", case="kip714.client.errors.telemetry_too_large"),
+                Known("librdkafka 2.5.0+", "only logs a payload over TelemetryMaxBytes and sends "
+                      "it anyway; TELEMETRY_TOO_LARGE changes nothing for the next push",
+                      f"{_RDK} rd_kafka_send_push_telemetry (v2.15.0); confluentinc/librdkafka"
+                      "#4507", bug="rdk-sends-oversize-payload", fixed_in="unfixed",
+                      case="kip714.client.errors.telemetry_too_large"))),
     Rule("kip714.client.errors.stop_pushing", Level.MUST, "KIP-714", "Error handling",
          "Log an error and stop pushing metrics",
          "After INVALID_REQUEST or INVALID_RECORD the client sends no more telemetry.",
@@ -120,8 +164,22 @@ TERMINATION = (
     Rule("kip714.client.terminating.final_push", Level.SHOULD, "KIP-714", "Client termination",
          "it should send its final metrics without waiting for the PushIntervalMs time",
          "On close, a client with a subscription sends a final push at once.", behaviour="E.1",
-         known=(Known("Java client 3.7.0-3.8.x", "producer close joins the sender first: no "
-                      "Terminating push", "KAFKA-17731 (fixed in 3.9.0, commit a8ab55af)"),)),
+         known=(Known("Java client 3.7.0-3.7.1, 3.8.0", "a producer shuts its reporters before "
+                      "starting telemetry close, so no Terminating push goes out; a consumer "
+                      "closed just after creation waits 30 s for a push nothing can send",
+                      "KAFKA-17731 (apache/kafka#17431)",
+                      bug="java-close-skips-or-waits-terminating-push",
+                      fixed_in="3.7.2, 3.8.1, 3.9.0",
+                      case="kip714.client.terminating.final_push"),
+                Known("Java client 3.7.0-3.7.1", "when a push's answer arrives after close began, "
+                      "the refused state change disables telemetry, and a Terminating push not "
+                      "yet sent never is", "KAFKA-16759 (apache/kafka#15957)",
+                      bug="java-push-response-during-close-disables-telemetry",
+                      fixed_in="3.7.2, 3.8.0", case="kip714.client.terminating.final_push"),
+                Known("franz-go v1.19.0-v1.21.3", "Close cancels the client's context before the "
+                      "metrics loop can send, so the Terminating push never completes",
+                      f"{_FG_1214} (commit a7550495)", bug="fg-terminating-push-never-sent",
+                      fixed_in="v1.21.4", case="kip714.client.terminating.final_push"))),
     Rule("kip714.client.terminating.single", Level.MUST, "KIP-714", "Client termination",
          "the PushTelemetryRequest.Terminating field must be set to true",
          "The final push has Terminating set, and there is only one.", ruling=2,
@@ -135,7 +193,29 @@ TERMINATION = (
 PAYLOAD = (
     Rule("kip714.client.payload.otlp", Level.MUST, "KIP-714", "Metrics naming and format", "",
          "Metrics is a decodable OTLP MetricsData with well-formed metrics and points.",
-         behaviour="E.1"),
+         behaviour="E.1",
+         known=(Known("librdkafka 2.5.0-2.10.0", "when the subscription matches only another "
+                      "client type's metrics, pushes with a null Metrics, which the broker "
+                      "answers by closing the connection, push after push",
+                      f"{_RDK_2101} (issue #5106, PR #4912)", bug="rdk-null-metrics-payload",
+                      fixed_in="2.10.1", case="kip714.client.payload.valid_otlp"),
+                Known("confluent-kafka-javascript v0.3.0-v1.3.0", "pushes a null Metrics and is "
+                      "disconnected after each push, as its librdkafka (2.6.0-2.10.0) does",
+                      "confluent-kafka-javascript CHANGELOG ('References librdkafka' lines)",
+                      bug="ckjs-null-metrics-payload", fixed_in="v1.3.2",
+                      case="kip714.client.payload.valid_otlp"),
+                Known("confluent-kafka-dotnet on librdkafka 2.5.0-2.10.0", "consumers fail soon "
+                      "after the instance id changes, which a maintainer puts down to "
+                      "librdkafka's null Metrics push", "confluentinc/confluent-kafka-dotnet#2399",
+                      bug="ckdotnet-telemetry-consumer-crash",
+                      fixed_in="the first release on librdkafka 2.10.1",
+                      case="kip714.client.payload.valid_otlp"),
+                Known("franz-go v1.19.0-v1.21.3", "an application metric attribute of a type it "
+                      "cannot encode leaves a dangling protobuf tag; the broker answers "
+                      "INVALID_RECORD and the client stops pushing for good",
+                      f"{_FG_1214} (commit 16e51c5b)", bug="fg-bad-attribute-corrupts-otlp",
+                      fixed_in="v1.21.4", uncaught="needs an application (KIP-1076) metric "
+                      "with such an attribute, and the franz-go driver registers none"))),
     Rule("kip714.client.payload.naming", Level.MUST, "KIP-714", "Metrics naming and format", "",
          "Metric names use the org.apache.kafka. prefix and the KIP's derivation from Kafka "
          "metric names.", behaviour="E.1"),
@@ -145,7 +225,11 @@ PAYLOAD = (
          known=(Known("Java client 3.7.0-4.1.0", "sends unsampled gauges as NaN", _REPORTER),)),
     Rule("kip714.client.payload.metric_types", Level.MUST, "KIP-714", "Metric types", "",
          "Standard metrics have the KIP's types; sums are monotonic and deltas never negative.",
-         behaviour="E.1"),
+         behaviour="E.1",
+         known=(Known("franz-go v1.19.0-v1.21.3", "sends its counters (*.total) as Sums without "
+                      "is_monotonic, that is as sums that may go down", "franz-go commit a740bc86",
+                      bug="fg-sums-not-monotonic", fixed_in="v1.21.4",
+                      case="kip714.client.payload.metric_types"),)),
     Rule("kip714.client.payload.labels", Level.SHOULD, "KIP-714",
          "Standard client resource labels", "",
          "Standard metrics carry their labels, and the resource carries the standard labels "
@@ -168,7 +252,11 @@ PAYLOAD = (
     Rule("kip714.client.payload.required_metrics", Level.MUST, "KIP-714",
          "Client metrics and metric labels", "",
          'Asked for ["*"], a client sends every metric the KIP requires of a producer or '
-         "consumer.", ruling=1, behaviour="E.1"),
+         "consumer.", ruling=1, behaviour="E.1",
+         known=(Known("librdkafka 2.5.0-2.10.0", "reads requested names past their length, so "
+                      "some prefixes fail to match and metrics it has are left out",
+                      f"{_RDK_2101} (issue #5102, PR #5105)", bug="rdk-metric-name-read-oob",
+                      fixed_in="2.10.1", case="kip714.client.payload.required_producer"),)),
     Rule("kip714.client.payload.requested_only", Level.MUST, "KIP-714", "Client behavior",
          "update its internal metrics collection to match the received subscription (absolute "
          "update)",

@@ -20,7 +20,17 @@ from dataclasses import dataclass
 
 from kconform.errors import HarnessDefect
 
-__all__ = ["BAD_VERDICTS", "RULE_ID", "Known", "Level", "Rule", "Ruling", "Section", "Verdict"]
+__all__ = [
+    "BAD_VERDICTS",
+    "BUG_ID",
+    "RULE_ID",
+    "Known",
+    "Level",
+    "Rule",
+    "Ruling",
+    "Section",
+    "Verdict",
+]
 
 RULE_ID = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 
@@ -46,13 +56,35 @@ BAD_VERDICTS = frozenset({Verdict.FAIL, Verdict.ERROR})
 """Verdicts that fail a run when no baseline says they are expected."""
 
 
+BUG_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
 @dataclass(frozen=True)
 class Known:
-    """What one implementation (a range of releases) does about a rule, and where that is read."""
+    """What one implementation (a range of releases) does about a rule, and where that is read.
 
-    who: str  # "Apache 3.7.0-4.0.0", "librdkafka 2.5+", "Java client 3.7.0"
-    does: str  # "conforms", or what it does instead
+    With a `bug` id it is also an entry of the bug record (issue 31): a public bug or deviation
+    of that system, the releases `who` names being the ones affected, with the first releases
+    that fixed it and the case meant to catch it (or, when none can, why not in `uncaught`).
+    A bug no rule covers yet sits in `bugs.AWAITING_RULE` and names the `rule` it proposes.
+    """
+
+    who: str  # "Apache 3.7.0-4.0.0", "librdkafka 2.5+": the system, then the releases
+    does: str  # "conforms", or what it does instead (a bug: the behaviour, in one line)
     source: str  # source file, JIRA, commit or PR it was read from
+    bug: str = ""  # a bug of the record: its stable id, "ak-reget-throttled-after-117-76"
+    fixed_in: str = ""  # the first fixed release(s), or "unfixed"
+    case: str = ""  # the case meant to catch it
+    uncaught: str = ""  # why no case can, when `case` is ""
+    rule: str = ""  # a bug awaiting a rule: the id proposed for it
+
+    def __post_init__(self) -> None:
+        if self.bug and not BUG_ID.match(self.bug):
+            raise HarnessDefect(f"bug id {self.bug!r} is not a lower-case slug")
+        if not self.bug and (self.fixed_in or self.case or self.uncaught or self.rule):
+            raise HarnessDefect(f"{self.who}: fixed_in, case, uncaught and rule need a bug id")
+        if self.rule and not RULE_ID.match(self.rule):
+            raise HarnessDefect(f"bug {self.bug}: proposed rule {self.rule!r} is not a rule id")
 
 
 @dataclass(frozen=True)

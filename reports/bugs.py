@@ -1,0 +1,165 @@
+"""docs/bugs.md: the bug record (issue 31) in one table, each bug beside the verdicts the
+committed baselines hold for its case on the subjects of its system.
+
+Rendered from the rule book (`kconform.rules.BUGS`) and `baselines/*.json` alone, by `make docs`
+(`python -m kconform.reports.bugs docs/bugs.md`); a test renders it again and compares. A
+subject's release is marked "affected" when the bug's affected releases cover it; a librdkafka
+bug is shown on confluent-kafka subjects without that mark, their baselines not recording the
+librdkafka they bundle.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kconform.reports.matrix import Column, load_columns
+from kconform.reports.model import baseline_verdicts
+from kconform.rules import BUGS, Known
+from kconform.rules.bugs import SYSTEMS, Version, affected_ranges, split_who
+
+__all__ = ["BASELINES", "Cell", "cells", "main", "render_markdown"]
+
+BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
+    "Apache": ("apache", "kraft"),
+    "Java client": ("java",),
+    "librdkafka": ("confluent-kafka",),
+    "confluent-kafka-python": ("confluent-kafka",),
+    "franz-go": ("franz-go",),
+    "Sarama": ("sarama",),
+}
+"""The subject kinds whose baselines speak for a system; a system missing has no driver."""
+BUNDLED = frozenset({"librdkafka"})
+"""Systems run inside another's subjects, whose release the subject's name does not give."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One baseline's verdict on a bug's case: `affected` is whether the bug's releases cover
+    the subject's (None: not known)."""
+
+    label: str
+    affected: bool | None
+    entry: str
+
+    @property
+    def outcome(self) -> str:
+        """The outcome: pass, non-pass, or varies (a baseline that accepts both)."""
+        passes = {v == "pass" for v in baseline_verdicts(self.entry)}
+        return "varies" if len(passes) == 2 else "pass" if True in passes else "non-pass"
+
+
+def _split(subject: str) -> tuple[str, Version | None]:
+    """(kind, release) of a subject: "apache:3.7.0" -> ("apache", (3, 7, 0)); "confluent-kafka"
+    (the installed package) -> ("confluent-kafka", None)."""
+    parts = re.split(r"[:@]", subject, maxsplit=1)
+    if len(parts) == 1 or not re.fullmatch(r"v?\d+(\.\d+)*", parts[1]):
+        return parts[0], None
+    numbers = tuple(int(n) for n in parts[1].lstrip("v").split("."))
+    return parts[0], numbers + (0,) * (3 - len(numbers))
+
+
+def cells(bug: Known, columns: Sequence[Column]) -> list[Cell]:
+    """The verdicts on `bug.case` of the baselines of its system's subjects."""
+    system, affected = split_who(bug.who)
+    kinds = SUBJECT_KINDS.get(system, ())
+    ranges = None if system in BUNDLED else affected_ranges(affected)
+    out = []
+    for column in columns:
+        kind, version = _split(column.subject)
+        if kind not in kinds or bug.case not in column.verdicts:
+            continue
+        covered = None
+        if ranges is not None and version is not None:
+            covered = any(lo <= version <= hi for lo, hi in ranges)
+        out.append(Cell(column.label, covered, column.verdicts[bug.case]))
+    return out
+
+
+def _verdicts_text(bug: Known, system: str, found: list[Cell], kinds_run: set[str]) -> str:
+    if not bug.case:
+        return "no case"
+    if system not in SUBJECT_KINDS:
+        return "no driver for it: not in the matrix"
+    if not found:
+        if not set(SUBJECT_KINDS[system]) & kinds_run:
+            return "not in the matrix yet"
+        return "no baseline holds the case"
+    marks = {True: " (affected)", False: "", None: " (release not recorded)"}
+    return "; ".join(f"`{c.label}`{marks[c.affected]}: {c.entry}" for c in found)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(columns: Sequence[Column]) -> str:
+    """docs/bugs.md from the bug record and these baselines, a system's bugs together (in the
+    rule book's order)."""
+    kinds_run = {_split(c.subject)[0] for c in columns}
+    rows, on_affected, uncaught = [], [], 0
+    for rule_id, bug in sorted(BUGS, key=lambda b: SYSTEMS.index(split_who(b[1].who)[0])):
+        system, affected = split_who(bug.who)
+        found = cells(bug, columns) if bug.case else []
+        hit = [c for c in found if c.affected]
+        if hit:
+            on_affected.append((bug, hit))
+        uncaught += bool(bug.uncaught)
+        rule_cell = f"no rule yet (proposed: `{rule_id}`)" if bug.rule else f"`{rule_id}`"
+        case_cell = f"`{bug.case}`" if bug.case else f"none: {bug.uncaught or 'no rule yet'}"
+        cols = (f"`{bug.bug}`", system, affected, bug.fixed_in, bug.does, bug.source,
+                rule_cell, case_cell, _verdicts_text(bug, system, found, kinds_run))  # fmt: skip
+        rows.append("| " + " | ".join(_escape(c) for c in cols) + " |")
+    awaiting = sum(1 for _, bug in BUGS if bug.rule)
+    seen = [b for b, hit in on_affected if all(c.outcome == "non-pass" for c in hit)]
+    missed = [(b, hit) for b, hit in on_affected if b not in seen]
+    out = [
+        "# The bug record",
+        "",
+        "<!-- Generated by `make docs` from kconform.rules and baselines/*.json; edit the rule "
+        "book, not this file. -->",
+        "",
+        "Every public KIP-511 / KIP-714 / KIP-977 bug or deviation on record for the brokers and "
+        "clients kconform can run: the system, the releases affected and the first fixed, the "
+        "behaviour, the public source, the rule it breaks (in [rules.md](rules.md)) and the case "
+        "meant to catch it, with that case's verdict in each committed baseline of the system "
+        "(`(affected)`: the bug's releases cover that subject's). None is KIP-977's: no release "
+        "implements it (apache/kafka#20397 was closed unmerged).",
+        "",
+        f"{len(BUGS)} bugs: {len(BUGS) - awaiting} filed under a rule, {awaiting} awaiting one, "
+        f"{uncaught} that no case can catch. {len(on_affected)} have a case and an affected "
+        f"release in the baselines: on {len(seen)} the case's verdict there is not a pass"
+        + (
+            "; on the others it passes at least once: "
+            + ", ".join(f"`{b.bug}` ({', '.join(c.label for c in hit)})" for b, hit in missed)
+            if missed
+            else ""
+        )
+        + ".",
+        "",
+        "| bug | system | affected | fixed in | behaviour | source | rule | case | verdicts |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    return "\n".join(out) + "\n"
+
+
+def render_from(paths: Iterable[Path]) -> str:
+    return render_markdown(load_columns(paths))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    target = Path(args[0]) if args else Path("docs/bugs.md")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_from(sorted(BASELINES.glob("*.json"))), encoding="utf-8")
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""The bug record's vocabulary (issue 31): public KIP-511 / KIP-714 bugs and deviations of the
+brokers and clients kconform can run, each a `Known` with a `bug` id.
+
+A bug that breaks a rule of the book is filed on that rule's `known`, beside the rule it breaks,
+and names the case meant to catch it. A bug no rule covers yet is here, in `AWAITING_RULE`, with
+the rule id it proposes: a rule is only added with a case that judges it.
+
+`who` is "<system> <affected releases>", the system one of `SYSTEMS`. The releases are a
+comma-separated list of terms that `affected_ranges` reads: "3.7.0", "3.7.0-3.9.x" (".x": every
+patch release of that line), "2.5.0+" (that release and later) or "up to v1.19.0"; a system
+kconform does not run may say it in words ("builds since commit 7f436c34").
+"""
+
+from __future__ import annotations
+
+import re
+
+from kconform.errors import HarnessDefect
+from kconform.rules.model import Known
+
+
+class BadBugRecord(HarnessDefect, ValueError):
+    """A bug of the record that the rule book declares wrongly."""
+
+
+__all__ = ["AWAITING_RULE", "SYSTEMS", "Version", "affected_ranges", "split_who"]
+
+SYSTEMS = (
+    "Apache",  # the broker
+    "Java client",
+    "librdkafka",
+    "confluent-kafka-python",
+    "confluent-kafka-javascript",
+    "confluent-kafka-dotnet",
+    "franz-go",
+    "Sarama",
+    "Redpanda Console",
+)
+
+Version = tuple[int, ...]
+_ANY = 10**9  # ".x", "+": every later release
+_VERSION = r"v?\d+\.\d+(?:\.(?:\d+|x))?"
+_TERM = re.compile(
+    rf"^(?:(?P<lo>{_VERSION})(?:-(?P<hi>{_VERSION})|(?P<plus>\+))?|up to (?P<upto>{_VERSION}))$"
+)
+
+
+def split_who(who: str) -> tuple[str, str]:
+    """(system, affected releases) of a bug's `who`; HarnessDefect (a ValueError too) if no
+    system of `SYSTEMS` starts it: the rule book itself is wrong."""
+    for system in sorted(SYSTEMS, key=len, reverse=True):
+        if who.startswith(system + " "):
+            return system, who[len(system) + 1 :].strip()
+    raise BadBugRecord(f"{who!r} does not start with a system of the bug record")
+
+
+def _version(text: str, top: bool) -> Version:
+    parts = text.lstrip("v").split(".")
+    numbers = [(_ANY if top else 0) if p == "x" else int(p) for p in parts]
+    return tuple(numbers + [_ANY if top else 0] * (3 - len(numbers)))
+
+
+def affected_ranges(affected: str) -> list[tuple[Version, Version]] | None:
+    """The affected releases as inclusive (lowest, highest) version ranges, or None when they
+    are not written as version terms."""
+    ranges: list[tuple[Version, Version]] = []
+    for term in (t.strip() for t in affected.split(",")):
+        match = _TERM.match(term)
+        if match is None:
+            return None
+        if match["upto"]:
+            ranges.append(((0, 0, 0), _version(match["upto"], top=True)))
+        elif match["plus"]:
+            ranges.append((_version(match["lo"], top=False), (_ANY, _ANY, _ANY)))
+        else:
+            top = match["hi"] or match["lo"]
+            ranges.append((_version(match["lo"], top=False), _version(top, top=True)))
+    return ranges
+
+
+_NOT_ON_WIRE = "shows only as an exception inside the client; nothing distinct reaches the wire"
+
+AWAITING_RULE: tuple[Known, ...] = (
+    Known("Java client 3.7.0-3.9.x", "with the new consumer (group.protocol=consumer), a "
+          "Terminating push scheduled once the reporter is TERMINATED makes the background "
+          "thread throw IllegalStateException during close", "KAFKA-17040 (apache/kafka#18143)",
+          bug="java-new-consumer-telemetry-after-terminated", fixed_in="4.0.0",
+          uncaught=_NOT_ON_WIRE, rule="kip714.client.close.clean"),
+    Known("Java client 3.7.0-4.0.1, 4.1.0", "every failed telemetry request, a dropped "
+          "connection or a timeout included, counts as fatal: the interval becomes "
+          "Integer.MAX_VALUE and the client never pushes again", "KAFKA-19747 "
+          "(apache/kafka#20661)", bug="java-transient-push-failure-disables-telemetry",
+          fixed_in="4.1.1, 4.2.0 (4.0.2 by the 4.0 branch's history)",
+          rule="kip714.client.errors.transient_recovers"),
+    Known("Java client 3.7.0-4.2.0, 4.3.x", "the telemetry sender keeps the Node it picked, so "
+          "once that broker's address changes its Gets and Pushes still go to the old address",
+          "KAFKA-20393 (apache/kafka#21983)", bug="java-telemetry-sticky-node-stale-address",
+          fixed_in="4.2.1, 4.4.0 (no 4.3 backport)", rule="kip714.client.follows_metadata"),
+    Known("librdkafka 2.5.0", "a subscription naming only metrics librdkafka does not have "
+          "trips an assert while the push is built, and the process aborts",
+          "librdkafka CHANGELOG v2.5.3 (issue #4833, PR #4826)",
+          bug="rdk-assert-no-matching-metrics", fixed_in="2.5.3",
+          rule="kip714.client.unmatched_subscription_tolerated"),
+    Known("confluent-kafka-python 2.5.0", "its librdkafka 2.5.0 aborts the process when the "
+          "subscription matches none of the client's metrics",
+          "confluent-kafka-python CHANGELOG v2.5.0 (warning) and v2.5.3",
+          bug="ckpy-assert-no-matching-metrics", fixed_in="2.5.3",
+          rule="kip714.client.unmatched_subscription_tolerated"),
+    Known("librdkafka 2.5.0-2.10.0", "a metric that two requested prefixes both match is sent "
+          "twice in the same push", "librdkafka CHANGELOG v2.10.1 (issue #5103, PR #5104)",
+          bug="rdk-duplicate-metrics-multi-prefix", fixed_in="2.10.1",
+          rule="kip714.client.payload.no_duplicates"),
+    Known("librdkafka 2.6.0-2.10.1", "the poll idle ratio is worked out per client instead of "
+          "per queue, so it is wrong once queues are forwarded",
+          "librdkafka CHANGELOG v2.11.0 (issue #5109, PR #5017)", bug="rdk-poll-idle-ratio-wrong",
+          fixed_in="2.11.0", rule="kip714.client.payload.values_plausible"),
+    Known("franz-go v1.19.0-v1.21.3", ".rate gauges come out near 1.0 whatever the load, and "
+          ".avg gauges divide the summed latency by the window length rather than the count",
+          "franz-go CHANGELOG v1.21.4 (commit 16e51c5b)", bug="fg-rate-avg-rollups-wrong",
+          fixed_in="v1.21.4", rule="kip714.client.payload.values_plausible"),
+    Known("franz-go v1.0.0-v1.20.7", "only the first connection to a broker opens with "
+          "ApiVersions, so the broker sees later connections as software 'unknown' and "
+          "name/version selectors miss them", "franz-go CHANGELOG v1.21.0 (commit a5a7c6f2, "
+          "#1296)", bug="fg-apiversions-first-connection-only", fixed_in="v1.21.0",
+          rule="kip511.client.identity_every_connection"),
+    Known("franz-go v1.19.1-v1.21.3", "after UNSUPPORTED_VERSION it retries at whatever "
+          "ApiVersions version the answer advertises, so one not below the version sent (or a "
+          "negative one) loops for ever", "franz-go commit cd381f4c",
+          bug="fg-apiversions-downgrade-loop", fixed_in="v1.21.4",
+          rule="kip511.client.fallback.terminates"),
+    Known("Sarama v1.30.0-v1.46.3", "ClientSoftwareVersion carries the application's module "
+          "version, not Sarama's", "IBM/sarama#3415 (commit f74109c3)",
+          bug="sarama-reports-app-version", fixed_in="v1.47.0",
+          rule="kip511.client.identity_is_library"),
+)  # fmt: skip
+"""Bugs no rule of the book covers yet, each with the rule it proposes."""

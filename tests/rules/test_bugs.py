@@ -1,0 +1,95 @@
+"""The bug record (issue 31) holds together: every bug says which system and releases it
+affects, what fixed it, where it is published and which case is meant to catch it, and that case
+claims the rule the bug is filed under; docs/bugs.md is the record and the baselines rendered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kconform.errors import HarnessDefect
+from kconform.reports.bugs import BASELINES, SUBJECT_KINDS, cells, render_from
+from kconform.reports.matrix import load_columns
+from kconform.reports.rulebook import cases_by_rule
+from kconform.rules import AWAITING_RULE, BUGS, RULES, Known
+from kconform.rules.bugs import affected_ranges, split_who
+
+ROOT = Path(__file__).resolve().parents[2]
+IDS = [bug.bug for _, bug in BUGS]
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, list[str]]:
+    return cases_by_rule()
+
+
+def test_the_record_holds_at_least_30_bugs_each_once() -> None:
+    assert len(BUGS) >= 30
+    assert len(IDS) == len(set(IDS)), sorted(i for i in IDS if IDS.count(i) > 1)
+
+
+@pytest.mark.parametrize(("rule_id", "bug"), BUGS, ids=IDS)
+def test_every_bug_names_its_system_releases_fix_and_source(rule_id: str, bug: Known) -> None:
+    system, affected = split_who(bug.who)
+    assert affected and bug.fixed_in.strip() and bug.source.strip() and bug.does.strip()
+    assert "\n" not in bug.does and len(bug.does) <= 240, "the behaviour in one line"
+    if system in SUBJECT_KINDS:  # kconform runs it: the baselines' releases are matched
+        assert affected_ranges(affected), f"{bug.bug}: {affected!r} is not in version terms"
+
+
+@pytest.mark.parametrize(("rule_id", "bug"), BUGS, ids=IDS)
+def test_every_case_named_exists_and_claims_the_bugs_rule(
+    rule_id: str, bug: Known, judged: dict[str, list[str]]
+) -> None:
+    if bug.rule:  # awaiting a rule: one it proposes, not in the book, and no case yet
+        assert bug in AWAITING_RULE and rule_id == bug.rule and rule_id not in RULES
+        assert not bug.case
+        return
+    assert bool(bug.case) != bool(bug.uncaught), f"{bug.bug}: a case, or why none can catch it"
+    if bug.case:
+        claiming = judged.get(rule_id, []) + judged.get(RULES[rule_id].part_of, [])
+        assert bug.case in claiming, f"{bug.bug}: {bug.case} does not judge {rule_id}"
+
+
+def test_affected_releases_read_as_version_ranges() -> None:
+    ranges = affected_ranges("3.7.0-3.9.x, 4.0.0")
+    assert ranges is not None
+    covers = [any(lo <= v <= hi for lo, hi in ranges) for v in ((3, 9, 2), (4, 0, 0), (4, 0, 1))]
+    assert covers == [True, True, False]
+    assert affected_ranges("up to v1.19.0") == [((0, 0, 0), (1, 19, 0))]
+    assert affected_ranges("2.5.0+") is not None
+    assert affected_ranges("builds since commit 7f436c34") is None
+    with pytest.raises(ValueError, match="system"):
+        split_who("Kafka 3.7.0")
+
+
+def test_bug_fields_need_a_bug_id() -> None:
+    with pytest.raises(HarnessDefect, match="need a bug id"):
+        Known("Apache 3.7.0", "does a thing", "KAFKA-1", fixed_in="3.8.0")
+    with pytest.raises(HarnessDefect, match="slug"):
+        Known("Apache 3.7.0", "does a thing", "KAFKA-1", bug="Not A Slug")
+
+
+def test_a_baselines_release_is_marked_affected_when_the_range_covers_it(tmp_path: Path) -> None:
+    for name, subject, verdict in (("apache-3.7.0", "apache:3.7.0", "fail"),
+                                   ("apache-4.1.0", "apache:4.1.0", "pass"),
+                                   ("java-3.7.0", "java:3.7.0", "fail")):  # fmt: skip
+        body = {"subject": subject, "verdicts": {"a.case": verdict}, "why": {"a.case": "x"}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(body), encoding="utf-8")
+    columns = load_columns(sorted(tmp_path.glob("*.json")))
+    bug = Known("Apache 3.7.0-3.7.2", "does a thing", "KAFKA-1", bug="x", fixed_in="3.8.0",
+                case="a.case")  # fmt: skip
+    found = [(c.label, c.affected, c.outcome) for c in cells(bug, columns)]
+    assert found == [("apache:3.7.0", True, "non-pass"), ("apache:4.1.0", False, "pass")]
+
+
+def test_the_committed_page_is_the_record_rendered() -> None:
+    page = ROOT / "docs" / "bugs.md"
+    assert page.read_text(encoding="utf-8") == render_from(sorted(BASELINES.glob("*.json"))), (
+        "docs/bugs.md is stale: run `make docs`"
+    )
+    for path in (page, ROOT / "docs" / "rules.md"):
+        text = path.read_text(encoding="utf-8")
+        assert [i for i in IDS if f"`{i}`" not in text] == [], path.name
