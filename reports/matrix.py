@@ -37,7 +37,8 @@ INTRO = (
 STYLE = (
     "body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;font-size:12px}"
     "td,th{border:1px solid #ccc;padding:2px 6px}tr.rule th{background:#eef;text-align:left}"
-    "td.pass{color:#176117}td.other{background:#fde2e1}td.missing{color:#777}"
+    "td.pass{color:#176117}td.bad{background:#fde2e1;font-weight:bold}td.warn{background:#fff4ce}"
+    "td.note{color:#1f4e8c}td.none,td.missing{color:#777}"
 )
 
 
@@ -144,6 +145,20 @@ def _cell(matrix: Matrix, column: Column, case_id: str) -> tuple[str, int | None
     return text, matrix.note(why)
 
 
+def _css(entry: str | None) -> str:
+    """A cell's class: its most serious verdict (a deviation red or amber, a recorded choice
+    blue, what could not be judged grey)."""
+    if entry is None:
+        return "missing"
+    verdicts = set(baseline_verdicts(entry))
+    for verdicts_of, css in ((("fail", "error"), "bad"), (("non-strict",), "warn"),
+                             (("not-applicable", "skipped", "unsupported"), "none"),
+                             (("informational",), "note")):  # fmt: skip
+        if verdicts & set(verdicts_of):
+            return css
+    return "pass"
+
+
 def render_markdown(matrix: Matrix) -> str:
     out = ["# The release matrix", "", INTRO, ""]
     for section in matrix.sections:
@@ -166,7 +181,10 @@ def render_markdown(matrix: Matrix) -> str:
 
 def render_html(matrix: Matrix) -> str:
     esc = html.escape
-    body = ["<h1>The release matrix</h1>", f"<p>{esc(INTRO)}</p>"]
+    body = [
+        "<h1>The release matrix</h1>",
+        "<p>" + re.sub(r"`([^`]*)`", r"<code>\1</code>", esc(INTRO)) + "</p>",
+    ]
     for section in matrix.sections:
         head = "".join(f"<th>{esc(c.label)}</th>" for c in section.columns)
         rows = []
@@ -177,9 +195,7 @@ def render_html(matrix: Matrix) -> str:
                 cells = []
                 for column in section.columns:
                     text, note = _cell(matrix, column, case_id)
-                    kind = (
-                        "pass" if text == "pass" else "missing" if text in ("—", "·") else "other"
-                    )
+                    kind = _css(column.verdicts.get(case_id))
                     link = f' <a href="#note-{note}">[{note}]</a>' if note else ""
                     cells.append(f'<td class="{kind}">{esc(text)}{link}</td>')
                 rows.append(f"<tr><td><code>{esc(case_id)}</code></td>{''.join(cells)}</tr>")
