@@ -18,7 +18,7 @@ import pytest
 
 from kconform.fixtures.clients import create_driver, parse_clients, versions
 from kconform.fixtures.clients import venv as venv_module
-from kconform.fixtures.clients.gobuild import GoDriver
+from kconform.fixtures.clients.gobuild import CONTRACT, GoDriver
 from kconform.fixtures.clients.registry import client_kinds
 from kconform.fixtures.targets.base import Capability
 
@@ -69,7 +69,22 @@ def test_a_go_driver_is_built_once_against_the_version_asked(fake_go: Path) -> N
     assert (driver.version, driver.capabilities) == ("v1.22.3", frozenset({Capability.TELEMETRY}))
     assert "require github.com/twmb/franz-go v1.22.3" in (driver.folder / "go.mod").read_text()
     assert (driver.folder / "main.go").read_text().startswith("// Command franzgo")
+    assert (driver.folder / "contract.go").read_text() == CONTRACT.read_text()
     assert fake_go.read_text().splitlines() == ["mod tidy", "build -trimpath -o driver ."]
+
+
+def test_the_build_folder_changes_with_the_shared_contract_file(
+    fake_go: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (spec,) = parse_clients("sarama@v1.61.1")
+    before = create_driver(spec)
+    assert isinstance(before, GoDriver)
+    edited = tmp_path / "contract.go"
+    edited.write_text(CONTRACT.read_text() + "// edited\n")
+    monkeypatch.setattr("kconform.fixtures.clients.gobuild.CONTRACT", edited)
+    after = create_driver(spec)
+    assert isinstance(after, GoDriver) and after.folder != before.folder
+    assert (after.folder / "contract.go").read_text().endswith("// edited\n")
 
 
 def test_a_failed_build_is_unavailable_naming_the_step(
