@@ -190,7 +190,11 @@ async def _answer(
     expected = response_expected(request)
     correlation_id = INT32.unpack_from(request.payload, 4)[0] if len(request.payload) >= 8 else None
     while True:
-        data = await reader.read(65536)
+        try:
+            data = await reader.read(65536)
+        except (ConnectionError, OSError) as exc:  # a target that died mid-session resets it
+            log.record(label, "broker->client", b"", summary="connection reset", note="closed")
+            return Outcome(api, "closed", detail=f"connection reset: {exc}")
         if not data:
             log.record(label, "broker->client", b"", summary="connection closed", note="closed")
             return Outcome(api, "closed", detail="closed without an answer")
