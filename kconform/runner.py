@@ -169,7 +169,12 @@ def run(options: RunOptions) -> int:
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
     results = RunResults.read(results_path)
-    write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+    try:
+        write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+    except OSError as exc:  # the checks before the run held; the place changed since
+        print(f"kconform: the report could not be written ({exc}); the results are in "
+              f"{results_path}", file=sys.stderr)  # fmt: skip
+        return EXIT_ERRORS
     if options.out is None:
         _update_latest(out)
     print(render_summary(results))

@@ -21,8 +21,10 @@ def add_arguments(baseline: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kconform.cli.checks import check_outputs
     from kconform.reports.model import RunResults, read_baseline, write_baseline
 
+    check_outputs({}, {"--out": args.out})
     source = args.results / "results.json" if args.results.is_dir() else args.results
     try:
         results = RunResults.read(source)

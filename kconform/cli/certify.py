@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from kconform.cli.base import Command
-from kconform.cli.checks import JOBS_HELP, check_clients, jobs
+from kconform.cli.checks import JOBS_HELP, check_clients, check_outputs, jobs
 
 __all__ = ["COMMAND"]
 
@@ -30,10 +30,11 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kconform.plugin.workers import default_jobs
     from kconform.reports.model import RunResults
-    from kconform.runner import RunOptions, certificate
+    from kconform.runner import DEFAULT_OUT, RunOptions, certificate
     from kconform.runner import run as run_suites
 
     check_clients(args.client)
+    check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     options = RunOptions(
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,

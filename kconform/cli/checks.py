@@ -12,6 +12,7 @@ __all__ = [
     "JOBS_HELP",
     "SINK_HELP",
     "check_clients",
+    "check_outputs",
     "check_targets",
     "jobs",
     "readable",
@@ -25,6 +26,21 @@ JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
     "client run stay together, and a free worker takes the next case"
 )
+
+
+def check_outputs(
+    folders: dict[str, Path | None], files: dict[str, Path | None] | None = None
+) -> None:
+    """Every output the command was given ({flag: path}; None: the default, not checked here)
+    can be written, before anything starts: a UsageError (one line, exit 2) otherwise."""
+    from kconform.outputs import output_file, output_folder
+
+    for flag, folder in folders.items():
+        if folder is not None:
+            output_folder(folder, flag)
+    for flag, file in (files or {}).items():
+        if file is not None:
+            output_file(file, flag)
 
 
 def jobs(text: str) -> int:

@@ -118,6 +118,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
     except (BudgetError, UnknownTarget) as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from kconform.cli.checks import check_outputs
+    from kconform.runner import DEFAULT_OUT
+
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     out = args.out or output_dir(None)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"

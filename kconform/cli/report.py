@@ -18,9 +18,11 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kconform.cli.checks import check_outputs
     from kconform.reports.model import RunResults, merge_runs
-    from kconform.runner import output_dir, render_summary, write_reports
+    from kconform.runner import DEFAULT_OUT, output_dir, render_summary, write_reports
 
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     runs = []
     for directory in args.dirs:
         path = directory / "results.json" if directory.is_dir() else directory

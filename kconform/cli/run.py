@@ -10,6 +10,7 @@ from kconform.cli.checks import (
     JOBS_HELP,
     SINK_HELP,
     check_clients,
+    check_outputs,
     check_targets,
     jobs,
     readable,
@@ -78,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         count = default_run_jobs(targets, client_names(args.client), whole=whole)
     _check_jobs(count, targets, args.bootstrap_server)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
+    from kconform.runner import DEFAULT_OUT
+
+    check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     options = RunOptions(
         targets=targets, bootstrap_server=args.bootstrap_server, sink=args.sink,
         brokers=args.brokers,

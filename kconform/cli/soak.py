@@ -182,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise UsageError(f"--report {args.report}: {exc}") from None
         return EXIT_OK
+    from kconform.cli.checks import check_outputs
+
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     try:
         options = options_from(args)
         brokers = _check_target(options)
