@@ -17,6 +17,7 @@ import shutil
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ class RunOptions:
     clients: str = ""  # client drivers for the client suites ("" = every installed one)
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
     jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
+    client_timeout: float | None = None  # seconds to a client's first request (None: 30)
 
 
 def default_baselines(subjects: str) -> list[Path]:
@@ -138,6 +140,8 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
         args += ["--client", options.clients]
     if options.cases:
         args += ["--cases", options.cases]
+    if options.client_timeout is not None:
+        args += ["--client-timeout", str(options.client_timeout)]
     baselines = list(options.baselines)
     if options.use_default_baselines:
         subjects = options.targets
@@ -253,8 +257,26 @@ def worst_exit(codes: list[int]) -> int:
     return max((c for c in codes if c != pytest.ExitCode.NO_TESTS_COLLECTED), default=0)
 
 
+INCOMPLETE_SHARE = 0.25
+"""A certification in which more than this share of a client's cases (those its capabilities
+cover: `unsupported` ones aside) could not be judged is INCOMPLETE, not a certificate."""
+UNJUDGED = ("not-applicable", "skipped", "error")
+
+
+def incomplete(results: RunResults, subject: str) -> str | None:
+    """Why `subject`'s certification is INCOMPLETE (too many of its cases not judged), or None."""
+    mine = [r for r in results.results if r.subject == subject and r.verdict != "unsupported"]
+    missed = [r for r in mine if r.verdict in UNJUDGED]
+    if not mine or len(missed) <= INCOMPLETE_SHARE * len(mine):
+        return None
+    reasons = Counter(r.message.split(";")[0][:160] for r in missed if r.message)
+    reason = f"; most often: {reasons.most_common(1)[0][0]}" if reasons else ""
+    return f"{len(missed)} of {len(mine)} cases could not be judged{reason}"
+
+
 def certificate(results: RunResults) -> str:
-    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed."""
+    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed; INCOMPLETE when
+    too many of its cases could not be judged (`incomplete`)."""
     lines = []
     for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
         mine = [r for r in results.results if r.subject == subject]
@@ -267,6 +289,9 @@ def certificate(results: RunResults) -> str:
             (v for v in described if v and v != "unknown"), ""
         )
         status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
+        missing = incomplete(results, subject)
+        if missing:
+            status = f"INCOMPLETE: {missing}"
         if not judged:
             status = "NOT JUDGED: every case was unsupported, not applicable or skipped"
         named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")

@@ -6,7 +6,15 @@ import argparse
 from pathlib import Path
 
 from kconform.cli.base import Command
-from kconform.cli.checks import JOBS_HELP, check_clients, check_outputs, jobs
+from kconform.cli.checks import (
+    CLIENT_TIMEOUT_HELP,
+    JOBS_HELP,
+    check_clients,
+    check_outputs,
+    client_timeout,
+    jobs,
+)
+from kconform.exit_codes import EXIT_ERRORS
 
 __all__ = ["COMMAND"]
 
@@ -22,6 +30,9 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     certify.add_argument("--junit", type=Path, default=None)
     certify.add_argument("--json", type=Path, default=None)
     certify.add_argument("-v", "--verbose", action="store_true")
+    certify.add_argument(
+        "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
+    )
     certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                          f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
                          "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
@@ -30,7 +41,7 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kconform.plugin.workers import default_jobs
     from kconform.reports.model import RunResults
-    from kconform.runner import DEFAULT_OUT, RunOptions, certificate
+    from kconform.runner import DEFAULT_OUT, RunOptions, certificate, incomplete
     from kconform.runner import run as run_suites
 
     check_clients(args.client)
@@ -40,12 +51,17 @@ def run(args: argparse.Namespace) -> int:
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
         use_default_baselines=False, verbose=args.verbose,
         jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
+        client_timeout=args.client_timeout,
     )  # fmt: skip
     code = run_suites(options)
     results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
     if results_path.exists():
+        results = RunResults.read(results_path)
         print()
-        print(certificate(RunResults.read(results_path)))
+        print(certificate(results))
+        clients = {r.subject for r in results.results if r.subject_kind == "client"}
+        if any(incomplete(results, subject) for subject in clients):
+            return max(code, EXIT_ERRORS)  # not a certificate: never a success
     return code
 
 

@@ -9,11 +9,13 @@ from pathlib import Path
 from kconform.errors import UsageError
 
 __all__ = [
+    "CLIENT_TIMEOUT_HELP",
     "JOBS_HELP",
     "SINK_HELP",
     "check_clients",
     "check_outputs",
     "check_targets",
+    "client_timeout",
     "jobs",
     "readable",
 ]
@@ -26,6 +28,24 @@ JOBS_HELP = (
     "worker processes, each with its own targets and clients; cases judging one recorded "
     "client run stay together, and a free worker takes the next case"
 )
+
+
+CLIENT_TIMEOUT_HELP = (
+    "seconds a client under test may take from its start to its first request (default 30); "
+    "a driver that hangs costs each case this much, and after two driver faults in a row its "
+    "remaining cases are skipped"
+)
+
+
+def client_timeout(text: str) -> float:
+    """--client-timeout S: a positive number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 3600], not {text}")
+    return seconds
 
 
 def check_outputs(

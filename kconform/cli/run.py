@@ -7,11 +7,13 @@ from pathlib import Path
 
 from kconform.cli.base import Command
 from kconform.cli.checks import (
+    CLIENT_TIMEOUT_HELP,
     JOBS_HELP,
     SINK_HELP,
     check_clients,
     check_outputs,
     check_targets,
+    client_timeout,
     jobs,
     readable,
 )
@@ -44,6 +46,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
     run.add_argument("--client", default="",
                      help=f"{clients_help()} (default: every installed one)")  # fmt: skip
+    run.add_argument(
+        "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
+    )
     run.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                      f"four per core for a whole run on {' and '.join(embedded_kinds())} with "
                      f"{' and '.join(light_kinds())}; 1 with --cases, -k, -x, other targets "
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
-        clients=args.client, jobs=count,
+        clients=args.client, jobs=count, client_timeout=args.client_timeout,
     )  # fmt: skip
     return run_suites(options)
 
