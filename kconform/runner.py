@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -29,7 +30,12 @@ import kconform.baselines
 import kconform.suites
 from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK
 from kconform.plugin.progress import Progress
-from kconform.plugin.workers import claims_folder, run_workers, shard_results_path
+from kconform.plugin.workers import (
+    claims_folder,
+    count_groups,
+    run_workers,
+    shard_results_path,
+)
 from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
@@ -78,6 +84,38 @@ def default_baselines(subjects: str) -> list[Path]:
         if subject in names or (named_by_path and str(subject).startswith("apache:")):
             found.append(path)  # a path-named distribution reports its release as subject
     return found
+
+
+def stale_entries(path: Path, known: set[str]) -> list[str]:
+    """The case ids a baseline lists that no installed suite declares (renamed or removed)."""
+    from kconform.reports.model import read_baseline
+
+    return sorted(set(read_baseline(path).verdicts) - known)
+
+
+def baseline_warnings(paths: list[Path], subjects: set[str]) -> list[str]:
+    """What a run would silently ignore in its baselines: a subject that is not in the run,
+    and entries naming cases that do not exist (`kconform baseline --prune` removes those)."""
+    from kconform.reports.model import read_baseline
+
+    known = {c["id"] for c in case_catalogue()}
+    warnings = []
+    for path in paths:
+        baseline = read_baseline(path)
+        if baseline.subject not in subjects:
+            ran = ", ".join(sorted(subjects))
+            warnings.append(
+                f"baseline {path} is for {baseline.subject!r}, which is not in this run "
+                f"({ran}): it applies to nothing"
+            )
+        stale = stale_entries(path, known)
+        if stale:
+            shown = ", ".join(stale[:3]) + ("…" if len(stale) > 3 else "")
+            warnings.append(
+                f"baseline {path} names {len(stale)} case(s) that do not exist ({shown}); "
+                f"`kconform baseline --prune {path}` removes them"
+            )
+    return warnings
 
 
 def client_names(clients: str) -> str:
@@ -165,6 +203,8 @@ def run(options: RunOptions) -> int:
     started = time.time()
     with terminate_as_interrupt():
         if options.jobs > 1:
+            options.jobs = _cap_jobs(options, out)
+        if options.jobs > 1:
             code = _run_sharded(options, results_path, out)
         else:
             args = pytest_args(options, results_path, out)
@@ -207,6 +247,19 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _cap_jobs(options: RunOptions, out: Path) -> int:
+    """-j no larger than the case groups selected (a worker more would only start its targets
+    and find nothing to claim), saying so when it lowers it."""
+    with tempfile.TemporaryDirectory(prefix=".kconform-collect-", dir=out) as folder:
+        groups = count_groups(pytest_args(options, Path(folder) / "results.json"), Path(folder))
+    if groups is None or groups >= options.jobs:
+        return options.jobs
+    count = max(groups, 1)
+    print(f"kconform: -j {options.jobs} lowered to {count}: the selection has {groups} case "
+          f"group{'s' if groups != 1 else ''} to share out", flush=True)  # fmt: skip
+    return count
 
 
 def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:

@@ -95,6 +95,27 @@ def check_targets(
         parse_targets(targets, brokers=brokers, bootstrap=bootstrap, sink=sink)
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
+    if bootstrap:
+        check_bootstrap(bootstrap)
+
+
+def check_bootstrap(bootstrap: str) -> None:
+    """`--bootstrap-server` names at least one Kafka listener (one ApiVersions request each):
+    a port that is something else is said to be so, before anything starts."""
+    from kconform.fixtures.targets.external import parse_bootstrap
+    from kconform.fixtures.targets.kafka_probe import not_kafka
+
+    try:
+        addresses = parse_bootstrap(bootstrap)
+    except ValueError as exc:
+        raise UsageError(f"--bootstrap-server {bootstrap}: {exc}") from None
+    reasons = []
+    for host, port in addresses:
+        reason = not_kafka(host, port)
+        if reason is None:
+            return
+        reasons.append(reason)
+    raise UsageError(f"--bootstrap-server: {'; '.join(reasons)}")
 
 
 def readable(path: Path, what: str) -> Path:

@@ -24,8 +24,12 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs({"--out": args.out or DEFAULT_OUT})
     runs = []
+    seen: dict[Path, Path] = {}
     for directory in args.dirs:
         path = directory / "results.json" if directory.is_dir() else directory
+        same = seen.setdefault(path.resolve(), directory)
+        if same is not directory:  # merged twice, every verdict would count twice
+            raise UsageError(f"{directory} is given twice (as {same} too): each run counts once")
         try:
             runs.append(RunResults.read(path))
         except ValueError as exc:

@@ -68,6 +68,20 @@ def _check_jobs(count: int, targets: str, bootstrap_server: str | None) -> None:
         )
 
 
+def _warn_baselines(baselines: list[Path], targets: str, clients: str) -> None:
+    """A `--baseline` for a subject not in the run, or naming cases that do not exist, would be
+    silently ignored: say so (a warning: the run still means what it says)."""
+    import sys
+
+    from kconform.runner import baseline_warnings, client_names
+
+    if not baselines:
+        return
+    subjects = {s.strip() for s in f"{targets},{client_names(clients)}".split(",") if s.strip()}
+    for warning in baseline_warnings(baselines, subjects):
+        print(f"kconform: warning: {warning}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from kconform.runner import RunOptions
     from kconform.runner import run as run_suites
@@ -84,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         count = default_run_jobs(targets, client_names(args.client), whole=whole)
     _check_jobs(count, targets, args.bootstrap_server)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
+    _warn_baselines(baselines, targets, args.client)
     from kconform.runner import DEFAULT_OUT
 
     check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})

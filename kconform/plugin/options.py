@@ -99,6 +99,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="i/N: run only worker i's fixed share of the cases (a run split over machines)",
     )  # fmt: skip
     group.addoption(
+        "--kconform-groups", default=None,
+        help="write the number of case groups selected (what -j can split) to this file; "
+        "with --collect-only, before a run chooses its number of workers",
+    )  # fmt: skip
+    group.addoption(
         "--kconform-claims", default=None,
         help="folder shared by the workers of one run (`kconform run -j N`): each claims the "
         "next group of cases when it is free",
