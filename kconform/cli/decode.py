@@ -71,7 +71,7 @@ def _strip_size_prefix(data: bytes, *, response: bool = False) -> bytes:
 
 
 def _plausible_request(data: bytes) -> bool:
-    from kconform.codecs.framing import REQUESTS
+    from kconform.codecs.messages import REQUESTS
 
     api_key = int.from_bytes(data[:2], "big", signed=True)
     version = int.from_bytes(data[2:4], "big", signed=True)

@@ -149,7 +149,11 @@ def run_fuzz(args: argparse.Namespace) -> int:
     )
     started = time.monotonic()
     deadline = str(time.time() + budget)
-    environment = {BUDGET_ENV: str(budget), DEADLINE_ENV: deadline, SEED_ENV: seed}
+    environment: dict[str, str | None] = {
+        BUDGET_ENV: str(budget),
+        DEADLINE_ENV: deadline,
+        SEED_ENV: seed,
+    }
     with _environment(environment), terminate_as_interrupt():
         code = pytest.main(argv, plugins=[Progress(args.verbose)])
     if not results_path.exists():
