@@ -10,6 +10,7 @@ from kconform.cli.checks import (
     CLIENT_TIMEOUT_HELP,
     JOBS_HELP,
     SINK_HELP,
+    check_bootstrap,
     check_clients,
     check_outputs,
     check_targets,
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from kconform.runner import run as run_suites
 
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
-    check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
+    check_targets(targets, args.brokers, args.bootstrap_server, args.sink, probe=False)
     check_clients(args.client)
     count = args.jobs
     if count is None:
@@ -97,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         whole = not (args.cases or args.k or args.x)
         count = default_run_jobs(targets, client_names(args.client), whole=whole)
     _check_jobs(count, targets, args.bootstrap_server)
+    if args.bootstrap_server:  # last: it asks the server, the checks above read flags only
+        check_bootstrap(args.bootstrap_server)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
     _warn_baselines(baselines, targets, args.client)
     from kconform.runner import DEFAULT_OUT
