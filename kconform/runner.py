@@ -16,7 +16,9 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,12 @@ import kconform.baselines
 import kconform.suites
 from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK
 from kconform.plugin.progress import Progress
-from kconform.plugin.workers import claims_folder, run_workers, shard_results_path
+from kconform.plugin.workers import (
+    claims_folder,
+    count_groups,
+    run_workers,
+    shard_results_path,
+)
 from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
@@ -58,6 +65,7 @@ class RunOptions:
     clients: str = ""  # client drivers for the client suites ("" = every installed one)
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
     jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
+    client_timeout: float | None = None  # seconds to a client's first request (None: 30)
 
 
 def default_baselines(subjects: str) -> list[Path]:
@@ -76,6 +84,38 @@ def default_baselines(subjects: str) -> list[Path]:
         if subject in names or (named_by_path and str(subject).startswith("apache:")):
             found.append(path)  # a path-named distribution reports its release as subject
     return found
+
+
+def stale_entries(path: Path, known: set[str]) -> list[str]:
+    """The case ids a baseline lists that no installed suite declares (renamed or removed)."""
+    from kconform.reports.model import read_baseline
+
+    return sorted(set(read_baseline(path).verdicts) - known)
+
+
+def baseline_warnings(paths: list[Path], subjects: set[str]) -> list[str]:
+    """What a run would silently ignore in its baselines: a subject that is not in the run,
+    and entries naming cases that do not exist (`kconform baseline --prune` removes those)."""
+    from kconform.reports.model import read_baseline
+
+    known = {c["id"] for c in case_catalogue()}
+    warnings = []
+    for path in paths:
+        baseline = read_baseline(path)
+        if baseline.subject not in subjects:
+            ran = ", ".join(sorted(subjects))
+            warnings.append(
+                f"baseline {path} is for {baseline.subject!r}, which is not in this run "
+                f"({ran}): it applies to nothing"
+            )
+        stale = stale_entries(path, known)
+        if stale:
+            shown = ", ".join(stale[:3]) + ("…" if len(stale) > 3 else "")
+            warnings.append(
+                f"baseline {path} names {len(stale)} case(s) that do not exist ({shown}); "
+                f"`kconform baseline --prune {path}` removes them"
+            )
+    return warnings
 
 
 def client_names(clients: str) -> str:
@@ -138,6 +178,8 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
         args += ["--client", options.clients]
     if options.cases:
         args += ["--cases", options.cases]
+    if options.client_timeout is not None:
+        args += ["--client-timeout", str(options.client_timeout)]
     baselines = list(options.baselines)
     if options.use_default_baselines:
         subjects = options.targets
@@ -161,6 +203,8 @@ def run(options: RunOptions) -> int:
     started = time.time()
     with terminate_as_interrupt():
         if options.jobs > 1:
+            options.jobs = _cap_jobs(options, out)
+        if options.jobs > 1:
             code = _run_sharded(options, results_path, out)
         else:
             args = pytest_args(options, results_path, out)
@@ -169,7 +213,12 @@ def run(options: RunOptions) -> int:
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
     results = RunResults.read(results_path)
-    write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+    try:
+        write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+    except OSError as exc:  # the checks before the run held; the place changed since
+        print(f"kconform: the report could not be written ({exc}); the results are in "
+              f"{results_path}", file=sys.stderr)  # fmt: skip
+        return EXIT_ERRORS
     if options.out is None:
         _update_latest(out)
     print(render_summary(results))
@@ -198,6 +247,19 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _cap_jobs(options: RunOptions, out: Path) -> int:
+    """-j no larger than the case groups selected (a worker more would only start its targets
+    and find nothing to claim), saying so when it lowers it."""
+    with tempfile.TemporaryDirectory(prefix=".kconform-collect-", dir=out) as folder:
+        groups = count_groups(pytest_args(options, Path(folder) / "results.json"), Path(folder))
+    if groups is None or groups >= options.jobs:
+        return options.jobs
+    count = max(groups, 1)
+    print(f"kconform: -j {options.jobs} lowered to {count}: the selection has {groups} case "
+          f"group{'s' if groups != 1 else ''} to share out", flush=True)  # fmt: skip
+    return count
 
 
 def _run_sharded(options: RunOptions, results_path: Path, report: Path) -> int:
@@ -248,8 +310,26 @@ def worst_exit(codes: list[int]) -> int:
     return max((c for c in codes if c != pytest.ExitCode.NO_TESTS_COLLECTED), default=0)
 
 
+INCOMPLETE_SHARE = 0.25
+"""A certification in which more than this share of a client's cases (those its capabilities
+cover: `unsupported` ones aside) could not be judged is INCOMPLETE, not a certificate."""
+UNJUDGED = ("not-applicable", "skipped", "error")
+
+
+def incomplete(results: RunResults, subject: str) -> str | None:
+    """Why `subject`'s certification is INCOMPLETE (too many of its cases not judged), or None."""
+    mine = [r for r in results.results if r.subject == subject and r.verdict != "unsupported"]
+    missed = [r for r in mine if r.verdict in UNJUDGED]
+    if not mine or len(missed) <= INCOMPLETE_SHARE * len(mine):
+        return None
+    reasons = Counter(r.message.split(";")[0][:160] for r in missed if r.message)
+    reason = f"; most often: {reasons.most_common(1)[0][0]}" if reasons else ""
+    return f"{len(missed)} of {len(mine)} cases could not be judged{reason}"
+
+
 def certificate(results: RunResults) -> str:
-    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed."""
+    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed; INCOMPLETE when
+    too many of its cases could not be judged (`incomplete`)."""
     lines = []
     for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
         mine = [r for r in results.results if r.subject == subject]
@@ -262,6 +342,9 @@ def certificate(results: RunResults) -> str:
             (v for v in described if v and v != "unknown"), ""
         )
         status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
+        missing = incomplete(results, subject)
+        if missing:
+            status = f"INCOMPLETE: {missing}"
         if not judged:
             status = "NOT RUN: nothing judged, every case unsupported, not applicable or skipped"
         named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")

@@ -8,14 +8,13 @@ so a crash or Ctrl-C never loses what was already found.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
+from kconform.outputs import atomic_write
 from kconform.rules import Level, Verdict
 
 SCHEMA_VERSION = 1
@@ -67,16 +66,13 @@ class RunResults:
         return counts
 
     def write(self, path: Path) -> None:
-        """Atomically replace `path` with this run as JSON."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".results-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
+        """Atomically replace `path` with this run as JSON (the report files' mode)."""
+
+        def dump(tmp: Path) -> None:
+            with tmp.open("w", encoding="utf-8") as out:
                 json.dump(self.to_dict(), out, indent=1, default=_json_default)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        atomic_write(path, dump)
 
     @classmethod
     def read(cls, path: Path) -> RunResults:

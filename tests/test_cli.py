@@ -140,9 +140,11 @@ def test_baseline_and_report_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
         "kip511.apiversions.valid_software_accepted": "pass"
     }
     merged = tmp_path / "merged"
-    assert main(["report", str(run_dir), str(run_dir / "results.json"), "--out", str(merged)]) == 0
-    assert len(RunResults.read(merged / "results.json").results) == 2
+    assert main(["report", str(run_dir), "--out", str(merged)]) == 0
+    assert len(RunResults.read(merged / "results.json").results) == 1
     assert (merged / "index.html").exists()
+    # one run given twice (its folder and its results file) would count every verdict twice
+    assert main(["report", str(run_dir), str(run_dir / "results.json")]) == EXIT_USAGE
     assert main(["report", str(tmp_path / "nothing-here")]) == EXIT_USAGE
 
 

@@ -106,6 +106,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for module, name in STAND_INS:
         monkeypatch.setattr(importlib.import_module(module), name, _would_run)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))  # `decode` reads stdin
     monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")
     monkeypatch.setenv("KCONFORM_KAFKA_DOWNLOAD", "0")
     return tmp_path

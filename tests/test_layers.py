@@ -27,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # `P.__init__` names package P's own file and nothing under it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # `kconform/__init__.py` holds only the docstring and `__version__`; errors.py the one error
-    # hierarchy every layer raises from, exit_codes.py the command's exit codes. None imports
-    # anything of the harness; every layer may read them.
+    # hierarchy every layer raises from, exit_codes.py the command's exit codes,
+    # outputs.py the checks and mode of every file a command writes. They import nothing
+    # of the harness above this layer; every layer may read them.
     (
         "package metadata and errors",
-        ("kconform.__init__", "kconform.errors", "kconform.exit_codes"),
+        ("kconform.__init__", "kconform.errors", "kconform.exit_codes", "kconform.outputs"),
     ),
     ("codec", ("kconform.codecs",)),
     # fixtures/types.py: the plain data (capabilities, addresses, subscriptions, sink records)

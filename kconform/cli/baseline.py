@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from kconform.cli.base import Command
@@ -13,16 +14,52 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(baseline: argparse.ArgumentParser) -> None:
-    baseline.add_argument("results", type=Path, help="a result folder or results.json")
-    baseline.add_argument("--subject", required=True, help="e.g. librdkafka_mock")
+    baseline.add_argument("results", type=Path, nargs="?", help="a result folder or results.json")
+    baseline.add_argument("--subject", help="e.g. librdkafka_mock")
+    baseline.add_argument("--out", type=Path, help="e.g. baselines/librdkafka_mock.json")
     baseline.add_argument(
-        "--out", type=Path, required=True, help="e.g. baselines/librdkafka_mock.json"
-    )
+        "--prune", type=Path, action="append", default=[], metavar="BASELINE",
+        help="remove the entries naming cases that no longer exist from this baseline file "
+        "(instead of recording one)",
+    )  # fmt: skip
+
+
+def _prune(paths: list[Path]) -> int:
+    """Drop stale entries (case ids no suite declares) from each baseline, keeping the rest."""
+    from kconform.reports.model import read_baseline
+    from kconform.runner import case_catalogue, stale_entries
+
+    known = {c["id"] for c in case_catalogue()}
+    for path in paths:
+        try:
+            stale = stale_entries(path, known)
+            read_baseline(path)
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        for key in ("verdicts", "why"):
+            if isinstance(data.get(key), dict):
+                data[key] = {k: v for k, v in data[key].items() if k not in stale}
+        if stale:
+            path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(
+            f"{path}: {len(stale)} stale entries removed"
+            + (f" ({', '.join(stale)})" if stale else "")
+        )
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.prune:
+        if args.results or args.subject or args.out:
+            raise UsageError("--prune takes baseline files only (no results, --subject, --out)")
+        return _prune(args.prune)
+    if args.results is None or not args.subject or args.out is None:
+        raise UsageError("baseline needs a results folder, --subject and --out (or --prune)")
+    from kconform.cli.checks import check_outputs
     from kconform.reports.model import RunResults, read_baseline, write_baseline
 
+    check_outputs({}, {"--out": args.out})
     source = args.results / "results.json" if args.results.is_dir() else args.results
     try:
         results = RunResults.read(source)

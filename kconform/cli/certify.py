@@ -10,7 +10,18 @@ import argparse
 from pathlib import Path
 
 from kconform.cli.base import Command
-from kconform.cli.checks import CASES_HELP, JOBS_HELP, check_cases, check_clients, jobs, readable
+from kconform.cli.checks import (
+    CASES_HELP,
+    CLIENT_TIMEOUT_HELP,
+    JOBS_HELP,
+    check_cases,
+    check_clients,
+    check_outputs,
+    client_timeout,
+    jobs,
+    readable,
+)
+from kconform.exit_codes import EXIT_ERRORS
 
 __all__ = ["COMMAND"]
 
@@ -33,6 +44,9 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     certify.add_argument("--json", type=Path, default=None, help="write the results JSON here")
     certify.add_argument("-v", "--verbose", action="store_true",
                          help="print failures as they happen")  # fmt: skip
+    certify.add_argument(
+        "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
+    )
     certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                          f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
                          "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
@@ -41,10 +55,11 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kconform.plugin.workers import default_jobs
     from kconform.reports.model import RunResults
-    from kconform.runner import RunOptions, certificate
+    from kconform.runner import DEFAULT_OUT, RunOptions, certificate, incomplete
     from kconform.runner import run as run_suites
 
     check_clients(args.client)
+    check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     check_cases(args.cases, kind="client")
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
@@ -53,12 +68,17 @@ def run(args: argparse.Namespace) -> int:
         baselines=baselines, use_default_baselines=not args.no_default_baselines,
         verbose=args.verbose,
         jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
+        client_timeout=args.client_timeout,
     )  # fmt: skip
     code = run_suites(options)
     results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
     if results_path.exists():
+        results = RunResults.read(results_path)
         print()
-        print(certificate(RunResults.read(results_path)))
+        print(certificate(results))
+        clients = {r.subject for r in results.results if r.subject_kind == "client"}
+        if any(incomplete(results, subject) for subject in clients):
+            return max(code, EXIT_ERRORS)  # not a certificate: never a success
     return code
 
 

@@ -10,11 +10,14 @@ from kconform.errors import UsageError
 
 __all__ = [
     "CASES_HELP",
+    "CLIENT_TIMEOUT_HELP",
     "JOBS_HELP",
     "SINK_HELP",
     "check_cases",
     "check_clients",
+    "check_outputs",
     "check_targets",
+    "client_timeout",
     "jobs",
     "readable",
 ]
@@ -61,6 +64,39 @@ def check_cases(text: str, kind: str | None = None) -> None:
         )
 
 
+CLIENT_TIMEOUT_HELP = (
+    "seconds a client under test may take from its start to its first request (default 30); "
+    "a driver that hangs costs each case this much, and after two driver faults in a row its "
+    "remaining cases are skipped"
+)
+
+
+def client_timeout(text: str) -> float:
+    """--client-timeout S: a positive number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 3600], not {text}")
+    return seconds
+
+
+def check_outputs(
+    folders: dict[str, Path | None], files: dict[str, Path | None] | None = None
+) -> None:
+    """Every output the command was given ({flag: path}; None: the default, not checked here)
+    can be written, before anything starts: a UsageError (one line, exit 2) otherwise."""
+    from kconform.outputs import output_file, output_folder
+
+    for flag, folder in folders.items():
+        if folder is not None:
+            output_folder(folder, flag)
+    for flag, file in (files or {}).items():
+        if file is not None:
+            output_file(file, flag)
+
+
 def jobs(text: str) -> int:
     """-j N: a positive worker count."""
     try:
@@ -85,14 +121,42 @@ def check_clients(clients: str) -> None:
 
 
 def check_targets(
-    targets: str, brokers: int | None, bootstrap: str | None, sink: str | None = None
+    targets: str,
+    brokers: int | None,
+    bootstrap: str | None,
+    sink: str | None = None,
+    *,
+    probe: bool = True,
 ) -> None:
+    """The targets parse; `probe`: and `--bootstrap-server` is a Kafka listener
+    (`check_bootstrap`, which a caller with cheaper checks still to make runs last)."""
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
 
     try:
         parse_targets(targets, brokers=brokers, bootstrap=bootstrap, sink=sink)
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
+    if bootstrap and probe:
+        check_bootstrap(bootstrap)
+
+
+def check_bootstrap(bootstrap: str) -> None:
+    """`--bootstrap-server` names at least one Kafka listener (one ApiVersions request each):
+    a port that is something else is said to be so, before anything starts."""
+    from kconform.fixtures.targets.external import parse_bootstrap
+    from kconform.fixtures.targets.kafka_probe import not_kafka
+
+    try:
+        addresses = parse_bootstrap(bootstrap)
+    except ValueError as exc:
+        raise UsageError(f"--bootstrap-server {bootstrap}: {exc}") from None
+    reasons = []
+    for host, port in addresses:
+        reason = not_kafka(host, port)
+        if reason is None:
+            return
+        reasons.append(reason)
+    raise UsageError(f"--bootstrap-server: {'; '.join(reasons)}")
 
 
 def readable(path: Path, what: str) -> Path:

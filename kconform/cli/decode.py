@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from kconform.cli.base import Command
 from kconform.errors import UsageError
@@ -14,7 +15,11 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(decode: argparse.ArgumentParser) -> None:
-    decode.add_argument("hex", help="the frame, with or without its 4-byte size prefix")
+    decode.add_argument(
+        "hex", nargs="?", default="-",
+        help="the frame as hex, with or without its 4-byte size prefix; or a file holding it "
+        "(hex or raw bytes); `-` or nothing: read standard input",
+    )  # fmt: skip
     decode.add_argument("--response", action="store_true", help="the frame is a response")
     decode.add_argument("--api-key", type=int, help="for --response: the request's api key")
     decode.add_argument("--api-version", type=int, help="for --response: the request's version")
@@ -32,17 +37,53 @@ def _hex_bytes(text: str) -> bytes:
         raise UsageError(f"not a hex string: {exc}") from None
 
 
-def _strip_size_prefix(data: bytes) -> bytes:
-    if len(data) >= 4 and int.from_bytes(data[:4], "big", signed=True) == len(data) - 4:
+def _frame_bytes(argument: str) -> bytes:
+    """The frame from the argument: hex text, a file (hex text or raw bytes), or stdin."""
+    if argument == "-":
+        raw = sys.stdin.buffer.read()
+    elif Path(argument).is_file():
+        try:
+            raw = Path(argument).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"{argument}: {exc.strerror or exc}") from None
+    else:
+        return _hex_bytes(argument)
+    try:
+        return _hex_bytes(raw.decode("ascii"))
+    except (UsageError, UnicodeDecodeError):
+        return raw  # raw bytes, as captured off the wire
+
+
+def _strip_size_prefix(data: bytes, *, response: bool = False) -> bytes:
+    """The frame without its size prefix. A prefix promising more bytes than follow is a
+    truncated frame (UsageError), when the bytes read without it are no request either: a
+    known api key at a version it has."""
+    if len(data) < 4:
+        raise UsageError(f"truncated frame: {len(data)} bytes, not even a size prefix")
+    size = int.from_bytes(data[:4], "big", signed=True)
+    if size == len(data) - 4:
         return data[4:]
+    if not response and size > len(data) - 4 and not _plausible_request(data):
+        raise UsageError(
+            f"truncated frame: its size prefix says {size} bytes, {len(data) - 4} follow"
+        )
     return data
+
+
+def _plausible_request(data: bytes) -> bool:
+    from kconform.codecs.messages import REQUESTS
+
+    api_key = int.from_bytes(data[:2], "big", signed=True)
+    version = int.from_bytes(data[2:4], "big", signed=True)
+    request = REQUESTS.get(api_key)
+    return request is not None and version in request.valid_versions
 
 
 def run(args: argparse.Namespace) -> int:
     from kconform.codecs.framing import decode_request, decode_response
     from kconform.codecs.wire import DecodeError
 
-    data = _strip_size_prefix(_hex_bytes(args.hex))
+    data = _strip_size_prefix(_frame_bytes(args.hex), response=args.response)
     try:
         if args.response:
             if args.api_key is None or args.api_version is None:
@@ -53,6 +94,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"correlation_id={header.correlation_id} {body.describe(version)}")
             summary = body.to_dict(version)
         else:
+            api_key = int.from_bytes(data[:2], "big", signed=True)
+            api_version = int.from_bytes(data[2:4], "big", signed=True)
+            if api_key < 0 or api_version < 0:
+                raise UsageError(
+                    f"not a request frame: api key {api_key}, version {api_version} "
+                    "(a response? use --response with --api-key and --api-version)"
+                )
             request = decode_request(data, strict=not args.lenient)
             print(f"correlation_id={request.header.correlation_id} "
                   f"client_id={request.header.client_id!r} {request.describe()}")  # fmt: skip

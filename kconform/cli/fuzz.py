@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -97,6 +99,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     """Run the fuzz cases; returns the exit code (0 clean, 1 findings, 2 errors or bad usage)."""
     import pytest
 
+    from kconform.engine.results import Expectation
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
     from kconform.plugin.progress import Progress
     from kconform.reports.model import RunResults
@@ -118,6 +121,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
     except (BudgetError, UnknownTarget) as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from kconform.cli.checks import check_outputs
+    from kconform.runner import DEFAULT_OUT
+
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     out = args.out or output_dir(None)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
@@ -134,26 +141,48 @@ def run_fuzz(args: argparse.Namespace) -> int:
     timeout = str(budget + CASE_TIMEOUT_MARGIN)
     argv = [*pytest_args(options, results_path), "--case-timeout", timeout,
             "--kconform-profile", args.profile]  # fmt: skip
-    seed = None if args.seed is None else str(args.seed)
+    # a seed is always drawn and said, so any finding can be replayed
+    seed = str(args.seed if args.seed is not None else random.SystemRandom().randrange(2**32))
     print(
-        f"kconform fuzz: {args.target}, budget {budget:.0f}s shared by the fuzz cases"
-        + (f", seed {seed}" if seed else ""),
+        f"kconform fuzz: {args.target}, budget {budget:.0f}s shared by the fuzz cases, seed {seed}",
         flush=True,
     )
     started = time.monotonic()
     deadline = str(time.time() + budget)
-    environment = {BUDGET_ENV: str(budget), DEADLINE_ENV: deadline, SEED_ENV: seed}
+    environment: dict[str, str | None] = {
+        BUDGET_ENV: str(budget),
+        DEADLINE_ENV: deadline,
+        SEED_ENV: seed,
+    }
     with _environment(environment), terminate_as_interrupt():
         code = pytest.main(argv, plugins=[Progress(args.verbose)])
     if not results_path.exists():
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_USAGE
     results = RunResults.read(results_path)
+    replay = _replay_command(args, seed)
+    for result in results.results:  # the report's case pages and results.json keep it
+        result.expectations.append(Expectation("Hypothesis seed", "(recorded)", int(seed), True))
+    results.write(results_path)
     write_reports(results, out)
     print(fuzz_table(results))
     print(render_summary(results))
     print(f"report:  {out / 'index.html'}  ({time.monotonic() - started:.1f} s)")
+    failed = sorted({r.case_id for r in results.results if r.verdict in ("fail", "error")})
+    if failed:
+        print(f"replay:  {replay} --cases {','.join(failed)}")
     return exit_code(results, int(code))
+
+
+def _replay_command(args: argparse.Namespace, seed: str) -> str:
+    """The command that runs this fuzz run again with its seed."""
+    parts = ["kconform", "fuzz", "--target", args.target, "--budget", args.budget,
+             "--seed", seed, "--profile", args.profile]  # fmt: skip
+    if args.brokers != 1:
+        parts += ["--brokers", str(args.brokers)]
+    if args.bootstrap_server:
+        parts += ["--bootstrap-server", args.bootstrap_server]
+    return shlex.join(parts)
 
 
 def fuzz_table(results: object) -> str:

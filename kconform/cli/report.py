@@ -18,12 +18,18 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kconform.cli.checks import check_outputs
     from kconform.reports.model import RunResults, merge_runs
-    from kconform.runner import output_dir, render_summary, write_reports
+    from kconform.runner import DEFAULT_OUT, output_dir, render_summary, write_reports
 
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     runs = []
+    seen: dict[Path, Path] = {}
     for directory in args.dirs:
         path = directory / "results.json" if directory.is_dir() else directory
+        same = seen.setdefault(path.resolve(), directory)
+        if same is not directory:  # merged twice, every verdict would count twice
+            raise UsageError(f"{directory} is given twice (as {same} too): each run counts once")
         try:
             runs.append(RunResults.read(path))
         except ValueError as exc:

@@ -8,11 +8,15 @@ from pathlib import Path
 from kconform.cli.base import Command
 from kconform.cli.checks import (
     CASES_HELP,
+    CLIENT_TIMEOUT_HELP,
     JOBS_HELP,
     SINK_HELP,
+    check_bootstrap,
     check_cases,
     check_clients,
+    check_outputs,
     check_targets,
+    client_timeout,
     jobs,
     readable,
 )
@@ -45,6 +49,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("-v", "--verbose", action="store_true", help="print failures as they happen")
     run.add_argument("--client", default="",
                      help=f"{clients_help()} (default: every installed one)")  # fmt: skip
+    run.add_argument(
+        "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
+    )
     run.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                      f"four per core for a whole run on {' and '.join(embedded_kinds())} with "
                      f"{' and '.join(light_kinds())}; 1 with --cases, -k, -x, other targets "
@@ -64,12 +71,26 @@ def _check_jobs(count: int, targets: str, bootstrap_server: str | None) -> None:
         )
 
 
+def _warn_baselines(baselines: list[Path], targets: str, clients: str) -> None:
+    """A `--baseline` for a subject not in the run, or naming cases that do not exist, would be
+    silently ignored: say so (a warning: the run still means what it says)."""
+    import sys
+
+    from kconform.runner import baseline_warnings, client_names
+
+    if not baselines:
+        return
+    subjects = {s.strip() for s in f"{targets},{client_names(clients)}".split(",") if s.strip()}
+    for warning in baseline_warnings(baselines, subjects):
+        print(f"kconform: warning: {warning}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from kconform.runner import RunOptions
     from kconform.runner import run as run_suites
 
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
-    check_targets(targets, args.brokers, args.bootstrap_server, args.sink)
+    check_targets(targets, args.brokers, args.bootstrap_server, args.sink, probe=False)
     check_clients(args.client)
     check_cases(args.cases)
     count = args.jobs
@@ -80,14 +101,20 @@ def run(args: argparse.Namespace) -> int:
         whole = not (args.cases or args.k or args.x)
         count = default_run_jobs(targets, client_names(args.client), whole=whole)
     _check_jobs(count, targets, args.bootstrap_server)
+    if args.bootstrap_server:  # last: it asks the server, the checks above read flags only
+        check_bootstrap(args.bootstrap_server)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
+    _warn_baselines(baselines, targets, args.client)
+    from kconform.runner import DEFAULT_OUT
+
+    check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     options = RunOptions(
         targets=targets, bootstrap_server=args.bootstrap_server, sink=args.sink,
         brokers=args.brokers,
         cases=args.cases or "", level=args.level, baselines=baselines,
         use_default_baselines=not args.no_default_baselines, out=args.out,
         junit=args.junit, json=args.json, keyword=args.k, exitfirst=args.x, verbose=args.verbose,
-        clients=args.client, jobs=count,
+        clients=args.client, jobs=count, client_timeout=args.client_timeout,
     )  # fmt: skip
     return run_suites(options)
 

@@ -138,6 +138,12 @@ def options_from(args: argparse.Namespace) -> Any:
         "restart": parse_cadence(args.restart),
         "rolling_restart": parse_cadence(args.rolling_restart),
     }
+    if args.sample_seconds is not None and args.sample_seconds <= 0:
+        raise UsageError(f"--sample-seconds must be positive, not {args.sample_seconds:g}")
+    if args.ramp_seconds is not None and args.ramp_seconds < 0:
+        raise UsageError(f"--ramp-seconds must not be negative, not {args.ramp_seconds:g}")
+    if args.compare is not None and not args.compare.is_dir():
+        raise UsageError(f"--compare {args.compare}: not a folder (a previous soak's output)")
     if not 0 < args.churn_fraction <= 0.3:
         raise UsageError("--churn-fraction must be in (0, 0.3]")
     parse_real_clients(args.real_clients)  # a typo is a usage error, not a crash mid-run
@@ -182,10 +188,14 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise UsageError(f"--report {args.report}: {exc}") from None
         return EXIT_OK
+    from kconform.cli.checks import check_outputs
+
+    check_outputs({"--out": args.out or DEFAULT_OUT})
     try:
         options = options_from(args)
         brokers = _check_target(options)
         baselines = _baselines(args.baseline, brokers)
+        _check_descriptors(options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return soak(
@@ -203,6 +213,46 @@ def _baselines(paths: list[Path], brokers: int) -> dict[str, tuple[dict[str, str
         if not path.is_file():
             raise UsageError(f"baseline file {path} does not exist")
     return layered_baselines(paths, brokers)
+
+
+DESCRIPTOR_BASE = 512  # the harness's own files, sockets and pipes, the Spark job aside
+
+
+def descriptors_needed(options: Any) -> int:
+    """File descriptors this process needs for the fleet: one socket per simulated client it
+    runs itself (none with --workers: each worker runs its share), and two more per client
+    when the target's proxy lives in this process (the reference: the client's connection
+    accepted, and the proxy's to the mock)."""
+    from kconform.fixtures.targets.registry import target_kind
+
+    in_process = target_kind(options.target).soak_stats == "in_process"
+    shards = options.shard[1]
+    clients = -(-options.clients // shards)
+    own = 0 if options.workers > 0 else clients
+    return DESCRIPTOR_BASE + own + (2 * clients if in_process else 0)
+
+
+def _check_descriptors(options: Any) -> None:
+    """Raise the soft descriptor limit to what the fleet needs where the hard limit allows;
+    ValueError with the figures when it cannot fit (a fleet that runs out mid-soak floods
+    EMFILE tracebacks and overruns its duration)."""
+    import resource
+
+    needed = descriptors_needed(options)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if needed <= soft or soft == resource.RLIM_INFINITY:
+        return
+    if hard == resource.RLIM_INFINITY or needed <= hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+            return
+        except (ValueError, OSError):
+            pass
+    raise UsageError(
+        f"--clients {options.clients} against {options.target} needs about {needed} open files "
+        f"in this process, above its limit of {max(soft, hard)} (ulimit -n); use fewer "
+        "clients, --workers N, or a higher limit"
+    )
 
 
 def _check_target(options: Any) -> int:

@@ -63,9 +63,11 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     Ctrl-C and SIGTERM (a cancelled CI job) end it the same way: the run's settings on the
     target are undone (its metrics.verbosity entry, its CLIENT_METRICS subscription), the target
     it started is stopped, and the files already written stay."""
+    from kconform.cli.checks import check_outputs
     from kconform.runner import terminate_as_interrupt
 
     out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
+    check_outputs({"--out": out})
     with terminate_as_interrupt():
         try:
             return _volumes(args, out, spark)

@@ -60,6 +60,9 @@ def client(request: pytest.FixtureRequest) -> Any:
     reason = driver.unavailable_reason()
     if reason:
         pytest.skip(f"client {request.param.label} unavailable: {reason}")
+    timeout = request.config.getoption("--client-timeout")
+    if timeout is not None:
+        driver.start_timeout = timeout
     state: RunState = request.config.stash[STATE]
     description = driver.describe()
     if description not in state.results.subjects:

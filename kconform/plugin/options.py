@@ -93,8 +93,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
     group.addoption(
+        "--client-timeout", type=float, default=None,
+        help="seconds a client under test may take to its first request before its window is "
+        "closed (default 30); a driver that hangs then costs a case this much",
+    )  # fmt: skip
+    group.addoption(
         "--kconform-shard", default=None,
         help="i/N: run only worker i's fixed share of the cases (a run split over machines)",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-groups", default=None,
+        help="write the number of case groups selected (what -j can split) to this file; "
+        "with --collect-only, before a run chooses its number of workers",
     )  # fmt: skip
     group.addoption(
         "--kconform-claims", default=None,

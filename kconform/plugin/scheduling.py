@@ -134,6 +134,9 @@ def count_done(folder: Path) -> int:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _disruptive_last(items)
     _select_cases(config, items)
+    groups_file = config.getoption("--kconform-groups")
+    if groups_file:
+        Path(groups_file).write_text(str(len({_shard_group(i) for i in items})), "utf-8")
     _select_shard(config, items)
 
 

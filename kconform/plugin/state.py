@@ -8,6 +8,9 @@ SIGTERM, `-x`) writes what it has as an interrupted run.
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -110,8 +113,20 @@ class RunState:
         """Rewrite the results file (throttled while running: a whole rewrite per case would
         make long runs quadratic; what a crash could lose is at most FLUSH_EVERY seconds)."""
         self._flushed = time.monotonic()
-        if self.results_path is not None:
+        if self.results_path is None:
+            return
+        try:
             self.results.write(self.results_path)
+        except OSError as exc:  # the folder went away or read-only mid-run: keep the results
+            fallback = Path(tempfile.gettempdir()) / f"kconform-results-{os.getpid()}.json"
+            print(
+                f"kconform: cannot write {self.results_path} ({exc.strerror or exc}); "
+                f"the results so far are kept in {fallback}",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.results_path = fallback
+            self.results.write(fallback)
 
     def close(self) -> None:
         for target in self.targets.values():

@@ -105,6 +105,20 @@ def run_workers(worker_args: Sequence[Sequence[str]], *, verbose: bool) -> list[
     return codes
 
 
+def count_groups(args: Sequence[str], folder: Path) -> int | None:
+    """How many case groups (what workers can split) the pytest arguments select, from a
+    collect-only session in a process of its own (collecting imports every suite module, which
+    this process must not do twice); None if it could not tell. `folder` takes its files."""
+    groups = folder / "groups"
+    command = [sys.executable, "-m", "kconform.plugin.workers", "0", "0", *args,
+               "--collect-only", "--kconform-groups", str(groups)]  # fmt: skip
+    try:
+        subprocess.run(command, capture_output=True, timeout=300, check=False)
+        return int(groups.read_text("utf-8"))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
 def worker_main(argv: list[str]) -> int:
     """`python -m kconform.plugin.workers INDEX VERBOSE PYTEST_ARGS...`: one worker's pytest
     session."""

@@ -10,13 +10,13 @@ last row of a shard says where it ended); `latency_hist` is mergeable across sha
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from kconform.outputs import atomic_write
 
 _INT = pa.int64()
 _FLOAT = pa.float64()
@@ -92,7 +92,7 @@ class SampleWriter:
         self.rows.append(full)
         table = pa.Table.from_pylist([full], schema=SCHEMA)
         name = f"part-{self.shard:03d}-{len(self.rows):06d}.parquet"
-        _atomic(self.folder / name, lambda path: pq.write_table(table, path))
+        _atomic(self.folder / name, lambda path: pq.write_table(table, str(path)))
         return full
 
 
@@ -114,12 +114,4 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def _atomic(path: Path, write: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, write)

@@ -27,9 +27,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pytest
+
 from kconform.engine.check import Check
 from kconform.fixtures.clients import ClientDriver, ClientRun, Scenario
 from kconform.fixtures.clients.contract import ClientEvent
+from kconform.fixtures.clients.driver import DriverFault
 from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
 from kconform.fixtures.wirelog import WireLog
@@ -39,14 +42,13 @@ from kconform.suites.client.traffic import Traffic, collect, evidence, first_req
 TELEMETRY = (Capability.TELEMETRY,)
 TOPIC = "kconform-client-suite"
 RUN_MARGIN = 30.0  # seconds a driver may take beyond its scenario before it is stopped
-# seconds a client may take from its start to its first request (a JVM on a loaded machine);
-# its scenario's time counts from that request, not from the process start
-START_ALLOWANCE = 30.0
+FAULTS_IN_A_ROW = 2  # driver faults in a row after which a driver's remaining cases are skipped
 POLL = 0.05  # seconds between looks for the client's first request, and the lag probe's wait
 SETTLE = 0.3  # seconds for the proxy to log the last frames and closes after the client exits
 
 _topics: set[tuple[int, str]] = set()
 _shared: dict[tuple[int, str, str], Recording] = {}
+_faults: dict[str, list[str]] = {}  # driver name -> its latest faults in a row
 
 
 @dataclass
@@ -124,6 +126,7 @@ async def run_client(
     """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
     proxy injections (`injections(client_id)`), or a `scripted` telemetry broker; return its
     recording."""
+    skip_after_faults(client)
     client_id = check.unique("kc")
     if scenario.topic is not None:
         await ensure_topic(target, scenario.topic)
@@ -132,6 +135,9 @@ async def run_client(
         subscription = Subscription(name, tuple(metrics), interval_ms, {"client_id": client_id})
         await asyncio.to_thread(target.set_subscription, subscription)
         check.defer(lambda: target.delete_subscription(name))
+    admit = getattr(target, "admit_kip511_names", None)  # the reference: ruling 9
+    if admit is not None:
+        check.defer(admit(client_id))
     installed = [*injections(client_id), *([scripted.injection(client_id)] if scripted else [])]
     proxy = target.proxy  # type: ignore[attr-defined]
     for injection in installed:
@@ -141,16 +147,17 @@ async def run_client(
     mark = log.mark()
     settings = {"client.id": client_id, **(config or {})}
     # the driver's own end is only a backstop: the window is held here, from the first request
-    longer = replace(scenario, seconds=scenario.seconds + START_ALLOWANCE)
+    longer = replace(scenario, seconds=scenario.seconds + client.start_timeout)
     run = await client.start(target.bootstrap, settings, longer)
     check.defer(run.terminate)
     try:
-        lag = await _hold_window(run, log, mark, client_id, scenario.seconds)
+        lag = await _hold_window(run, log, mark, client_id, scenario.seconds, client.start_timeout)
         await run.wait(RUN_MARGIN)
     finally:
         await run.stop()
         for injection in installed:
             proxy.injections.remove(injection)
+    _judge_driver(client, run)
     await asyncio.sleep(SETTLE)
     check.waited += scenario.seconds
     traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]
@@ -166,18 +173,40 @@ async def run_client(
     return recording
 
 
+def skip_after_faults(client: ClientDriver) -> None:
+    """Skip the case when the driver broke its contract in the last FAULTS_IN_A_ROW cases: each
+    further case would only wait out its window to the same end."""
+    faults = _faults.get(client.name, [])
+    if len(faults) >= FAULTS_IN_A_ROW:
+        pytest.skip(
+            f"the driver {client.name} broke its contract in {len(faults)} cases in a row, "
+            f"so its remaining cases are skipped; the last: {faults[-1]}"
+        )
+
+
+def _judge_driver(client: ClientDriver, run: ClientRun) -> None:
+    """A driver that broke its contract ends the case in `error` (DriverFault) with its stderr
+    tail; the fault is counted towards skipping its remaining cases."""
+    fault = run.fault()
+    if fault is None:
+        _faults.pop(client.name, None)
+        return
+    _faults.setdefault(client.name, []).append(fault)
+    raise DriverFault(fault)
+
+
 async def _hold_window(
-    run: ClientRun, log: WireLog, mark: int, client_id: str, seconds: float
+    run: ClientRun, log: WireLog, mark: int, client_id: str, seconds: float, allowance: float
 ) -> float:
     """Let the client run `seconds` from its first request, then ask it to close (SIGTERM: the
     driver closes its client as at the end of its scenario). A client that is slow to start
     (a JVM beside other work on two cores) still gets its whole window to show what a case
-    judges; one that sends nothing within START_ALLOWANCE is closed then.
+    judges; one that sends nothing within `allowance` (`--client-timeout`) is closed then.
 
     Returns the harness's own lag: the most a POLL-long wait overran while the client ran. It is
     what the machine's load did to a thread that only sleeps, the uncertainty of every time the
     proxy recorded, and timing cases allow it on the late side (`Recording.harness_lag`)."""
-    deadline = time.monotonic() + START_ALLOWANCE
+    deadline = time.monotonic() + allowance
     began: float | None = None
     lag = 0.0
     while time.monotonic() < deadline:
@@ -191,7 +220,7 @@ async def _hold_window(
             began = first_request_at(entries, client_id)
             if began is not None:
                 deadline = began + seconds
-    run.terminate()
+    await run.close_window()
     return lag
 
 

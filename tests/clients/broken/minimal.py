@@ -55,6 +55,10 @@ class Behaviour:
     # not defects: ways a correct client may differ
     nodes: int = 1  # brokers its node-level latency gauges describe (more: payloads past 1000 B)
     terminates_under_previous_subscription: bool = False  # its close raced the last Get's answer
+    # driver faults (the contract, not the client): "handle" SIGTERM as the contract says,
+    # "ignore" it, or leave Python's "default" (the process dies without closing its client)
+    sigterm: str = "handle"
+    software_name: str = "kconform-minimal"  # its ClientSoftwareName
 
 
 class Client:
@@ -80,7 +84,7 @@ class Client:
         while True:
             tries += 1
             request = ApiVersionsRequest(
-                client_software_name="kconform-minimal", client_software_version="1.0.0"
+                client_software_name=self.b.software_name, client_software_version="1.0.0"
             )
             response = (await self.conn.request(request, version)).body
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
@@ -235,8 +239,11 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
         )
         return 0
     stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
+    if behaviour.sigterm == "handle":
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    elif behaviour.sigterm == "ignore":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     out.emit("started", client="kconform-minimal", version="1.0.0", id=str(uuid.uuid4()))
     started = time.monotonic()
     with contextlib.suppress(TimeoutError):
