@@ -3,7 +3,8 @@
 The soak engine is kconform.soak; this module is its command line. Exit codes
 (kconform.exit_codes): 0 every SLO met, 1 an SLO failed, 2 the soak could not decide
 (an SLO in error, the target unavailable, an interrupted run, bad flags). Ctrl-C stops the
-fleet cleanly and still writes every report; a second Ctrl-C stops harder.
+fleet cleanly and still writes every report; a second Ctrl-C stops harder. Running out of file
+descriptors mid-run (EMFILE) stops it as Ctrl-C does, with one line naming the cause.
 """
 
 from __future__ import annotations
@@ -305,7 +306,10 @@ def soak(
         run, spark=spark, master=master, compare_dir=compare_dir, baselines=baselines
     )
     for note in run.notes:
-        print(f"note: {note}")
+        if note != run.out_of_files:  # said once, on stderr
+            print(f"note: {note}")
+    if run.out_of_files:
+        print(f"kconform: {run.out_of_files}", file=sys.stderr)
     if run.unavailable:
         print(f"kconform: target {options.target} unavailable: {run.unavailable}", file=sys.stderr)
     if run.crash:

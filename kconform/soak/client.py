@@ -73,7 +73,7 @@ KIP_PUSH_ERRORS = frozenset(
 class Event(NamedTuple):
     """One thing a client saw; plain data so worker processes can ship it."""
 
-    kind: str  # apiversions | get | push | conn | life
+    kind: str  # apiversions | get | push | conn | life | files (the fleet ran out of them)
     t: float  # wall clock, seconds
     client: int
     code: int = 0  # error code of a response

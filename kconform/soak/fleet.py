@@ -34,6 +34,7 @@ from kconform.codecs.schema import Message
 from kconform.codecs.wire import DecodeError
 from kconform.fixtures.targets.nanny import signal_on_parent_death
 from kconform.soak.client import Connect, Disconnect, Event, Finished, Send, SimClient, Wait
+from kconform.soak.descriptors import out_of_files
 from kconform.soak.payload import make_profile
 
 FLUSH_EVERY = 0.25  # seconds between event batches
@@ -120,6 +121,7 @@ class Fleet:
         self._outbox: list[Event] = []
         self._lags: list[float] = []
         self._background: list[asyncio.Task[None]] = []
+        self.out_of_files = ""  # "EMFILE"/"ENFILE" once a connect ran out of descriptors
 
     def start(self) -> None:
         """Start the flusher and the lag probe (call on the loop that runs the fleet)."""
@@ -206,7 +208,7 @@ class Fleet:
                         )
                         client.on_connected(time.time())
                     except (OSError, TimeoutError) as exc:
-                        client.on_connect_failed(time.time(), type(exc).__name__)
+                        self._connect_failed(client, exc)
                         wire = None
                 elif isinstance(action, Send):
                     wire = await self._send(client, action, wire, timeout)
@@ -217,6 +219,16 @@ class Fleet:
         finally:
             if wire is not None:
                 wire.close()
+
+    def _connect_failed(self, client: SimClient, exc: BaseException) -> None:
+        """A refused or timed-out connect; the first that ran out of file descriptors is told
+        once, as a "files" event (the coordinator stops the soak: `soak.descriptors`)."""
+        now = time.time()
+        name = out_of_files(exc)
+        if name and not self.out_of_files:
+            self.out_of_files = name
+            self._outbox.append(Event("files", now, client.index, detail=name))
+        client.on_connect_failed(now, name or type(exc).__name__)
 
     async def _send(
         self, client: SimClient, action: Send, wire: _Wire | None, timeout: float

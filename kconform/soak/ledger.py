@@ -106,6 +106,7 @@ class _Client:
     storm: Storm | None = None
     locked_since: float | None = None  # when the current lock-out began (None: not locked)
     last_code: int = 0
+    connected: bool = False
 
 
 @dataclass
@@ -202,7 +203,7 @@ class Ledger:
         if state is None:
             return
         if e.detail in ("closed", "killed"):
-            state.ended = e.t
+            state.ended, state.connected = e.t, False
             if state.locked_since is not None:
                 self._end_lockout(e.client, e.t)
             b.closed += e.detail == "closed"
@@ -217,6 +218,9 @@ class Ledger:
 
     def _on_conn(self, e: Event) -> None:
         b = self.bucket
+        state = self.clients.get(e.client)
+        if state is not None:
+            state.connected = e.detail == "connected"
         if e.detail == "connected":
             b.connects += 1
             return
@@ -226,7 +230,6 @@ class Ledger:
             b.timeouts += 1
         else:
             b.lost += 1
-        state = self.clients.get(e.client)
         if state is not None:
             self._disturbed(e.client, state)
 
@@ -361,6 +364,10 @@ class Ledger:
 
     def live_clients(self) -> int:
         return sum(1 for s in self.clients.values() if s.ended is None)
+
+    def connected_clients(self) -> int:
+        """Live clients whose last connection event was a connect."""
+        return sum(1 for s in self.clients.values() if s.ended is None and s.connected)
 
     def close_bucket(self, now: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The sample row of the interval ending `now`; a new interval starts."""

@@ -82,6 +82,7 @@ class SoakRun:
     finished: float = 0.0
     interrupted: bool = False
     crash: str = ""
+    out_of_files: str = ""  # the line naming it when the soak ran out of file descriptors
     unavailable: str = ""
     real_clients: list[dict[str, Any]] = field(default_factory=list)
 
@@ -138,6 +139,7 @@ def write_run_json(run: SoakRun) -> None:
             "notes": run.notes,
             "interrupted": run.interrupted,
             "crash": run.crash,
+            "out_of_files": run.out_of_files,
             "unavailable": run.unavailable,
             "real_clients": run.real_clients,
         },

@@ -26,7 +26,8 @@ from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscriptio
 from kconform.soak.broker_stats import BrokerStats
 from kconform.soak.client import Event
 from kconform.soak.delivery import DeliveryMatcher
-from kconform.soak.fleet import FleetConfig
+from kconform.soak.descriptors import out_of_files, quiet_accepts, stopped_line
+from kconform.soak.fleet import FLUSH_EVERY, FleetConfig
 from kconform.soak.ledger import Fault, Ledger
 from kconform.soak.options import SoakOptions, SoakRun, make_target, progress_line
 from kconform.soak.pool import LocalFleet, WorkerPool
@@ -68,6 +69,7 @@ class Coordinator:
         self.faults_in_bucket: list[str] = []
         self.real_pushes: dict[str, list[float]] = {}  # real client.id -> sink times
         self.heap_floor: int | None = None  # the lowest heap reading of this interval
+        self.files_cause = ""  # "EMFILE"/"ENFILE": descriptors ran out (`soak.descriptors`)
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -76,14 +78,20 @@ class Coordinator:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self._interrupt)
             loop.add_signal_handler(signal.SIGTERM, self._interrupt)
-        try:
-            await self._run()
-        except Exception as exc:  # a crash still ends in a report of what was measured
-            self.run.crash = f"{type(exc).__name__}: {exc}"
-            self.run.interrupted = True
-        finally:
-            with contextlib.suppress(Exception):
-                await self._shutdown()
+
+        def accept_failed(name: str) -> None:  # from whichever thread's loop logged it
+            with contextlib.suppress(RuntimeError):  # this loop closed: the run is over
+                loop.call_soon_threadsafe(self._out_of_files, name)
+
+        with quiet_accepts(accept_failed):
+            try:
+                await self._run()
+            except Exception as exc:  # a crash still ends in a report of what was measured
+                self._crashed(exc)
+            finally:
+                self._name_out_of_files()
+                with contextlib.suppress(Exception):
+                    await self._shutdown()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
@@ -95,9 +103,35 @@ class Coordinator:
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        assert exc is not None
+        self._crashed(exc)
+        self.stop_requested.set()
+
+    def _crashed(self, exc: BaseException) -> None:
+        """A crash, unless it is descriptors running out (a cause of its own, said once)."""
+        name = out_of_files(exc)
+        if name:
+            self._out_of_files(name)
+            return
         self.run.crash = self.run.crash or f"{type(exc).__name__}: {exc}"
         self.run.interrupted = True
+
+    def _out_of_files(self, name: str) -> None:
+        """The first EMFILE/ENFILE anywhere (a client's connect, a server's accept, a read):
+        recorded once, then the soak stops as on Ctrl-C (`_name_out_of_files` says it)."""
+        if self.files_cause:
+            return
+        self.files_cause = name
+        self.run.interrupted = True
         self.stop_requested.set()
+
+    def _name_out_of_files(self) -> None:
+        """The line naming the cause, with the clients connected when the stop began."""
+        if not self.files_cause or self.run.out_of_files:
+            return
+        connected = self.run.ledger.connected_clients() if self.run.ledger is not None else 0
+        self.run.out_of_files = stopped_line(self.files_cause, connected)
+        self.run.notes.append(self.run.out_of_files)
 
     def _interrupt(self) -> None:
         if self.stop_requested.is_set():
@@ -168,6 +202,9 @@ class Coordinator:
             task.add_done_callback(self._background_ended)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stop_requested.wait(), o.duration)
+        if self.files_cause:  # the fleet's events up to now in, to say how many were connected
+            await asyncio.sleep(2 * FLUSH_EVERY)
+            self._name_out_of_files()
         self.run.judged_at = time.time()
         self.schedule_done.set()  # a step under way (a restart) finishes; no new one starts
         await asyncio.gather(background[2], return_exceptions=True)
@@ -216,7 +253,9 @@ class Coordinator:
         assert ledger is not None and matcher is not None
         ledger.feed(events)
         for e in events:
-            if e.kind == "push" and e.code == 0 and e.stamp:
+            if e.kind == "files":
+                self._out_of_files(e.detail)
+            elif e.kind == "push" and e.code == 0 and e.stamp:
                 matcher.ack(e.instance, e.stamp, e.node, e.t)
             elif e.kind == "get" and e.code == 0 and e.instance:
                 matcher.instance(e.instance)
