@@ -133,3 +133,16 @@ def test_a_subject_with_nothing_judged_is_not_run_everywhere(tmp_path: Path) -> 
     (row,) = re.findall(r'<tr data-subject="java">.*?</tr>', text)
     assert "NOT RUN" in row and ">ok<" not in row
     assert "java 1.0: NOT RUN" in certificate(run)
+
+
+def test_a_baselined_soak_slo_fail_is_drawn_as_expected_under_its_banner() -> None:
+    """The soak page's SLO table draws a fail the baseline expects as `fail exp.` (it fails no
+    run, as the banner says) and one that fails the run as a plain FAIL."""
+    from kconform.reports.soak import _slo_table
+
+    slos = [{"id": "soak.throttle.bound", "title": "t", "level": "MUST", "verdict": "fail",
+             "value": 4.8, "unit": "%"}]  # fmt: skip
+    expected = _slo_table(slos, {"failing": [], "passes": True})
+    assert "fail exp." in expected
+    news = _slo_table(slos, {"failing": ["soak.throttle.bound"], "passes": False})
+    assert "fail exp." not in news and 'class="chip v-fail"' in news
