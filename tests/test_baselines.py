@@ -37,9 +37,10 @@ SOURCE = re.compile(
 def test_there_are_apache_baselines() -> None:
     assert {p.name for p in APACHE} >= {
         "apache-3.7.0.json",
-        "apache-4.1.0.json",
+        "apache-4.4.0.json",
+        "apache-4.4.0-3brokers.json",
         "java-3.7.0.json",
-        "java-4.1.0.json",
+        "java-4.4.0.json",
     }
 
 

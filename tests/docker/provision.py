@@ -1,18 +1,19 @@
 """CI provisioning for the `kraft` target: an engine of its own, local images, the kraft runs.
 
 Test machinery, not product code. `make test` runs `provision.py ci` when CI=true; it then
-does its work only as root, with no Docker engine reachable and the Kafka distributions present
-(../shared/kafka or KCONFORM_KAFKA_DISTS), and says why it does nothing otherwise:
+does its work only as root, with no Docker engine reachable and the releases to be had (as the
+apache target finds them: tarballs in KCONFORM_KAFKA_DISTS, kconform's cache, or the official
+jars from Maven Central), and says why it does nothing otherwise:
 
 1. installs docker.io and debootstrap (Debian apt) if missing, starting no service;
 2. starts a bridge-less dockerd with its own containerd, data and socket under build/docker/
    (`engine.py`), never touching an engine the machine already has;
 3. builds, never pulls: a Debian bookworm base (debootstrap --variant=minbase with
    openjdk-17-jre-headless, from the mirror apt uses here, `docker import`ed), a JDK image for
-   the plugin's build stage, and apache/kafka:<version> stand-ins from the distributions
+   the plugin's build stage, and apache/kafka:<version> stand-ins holding those releases
    (tests/docker/kafka/Dockerfile says how they differ from the official image);
-4. runs, in host mode, the broker suites on kraft:3.7.0 and kraft:4.1.0 with 1 broker and on
-   kraft:4.1.0 with 3 (CLUSTER_VERSIONS: why not 3.7.0) against the apache baselines rewritten
+4. runs, in host mode, the broker suites on kraft:3.7.0 and kraft:4.4.0 with 1 broker and on
+   kraft:4.4.0 with 3 (CLUSTER_VERSIONS: why not 3.7.0) against the apache baselines rewritten
    for kraft (`truth.py`), then tests/kraft (3-node clusters of both releases, the watcher,
    static settings), whose verdict test compares those runs with apache, case by case;
 5. stops everything (no daemon, container, build container or network is left; images stay in
@@ -45,12 +46,14 @@ from engine import Engine, EngineError, mounts_under  # noqa: E402
 from truth import REPO, case_ids, write_kraft_baselines  # noqa: E402
 
 BUILD = REPO / "build" / "docker"
-VERSIONS = ("3.7.0", "4.1.0")
+# The releases make test gates as apache targets (Makefile APACHE_VERSIONS): the same jars
+# through the other door.
+VERSIONS = ("3.7.0", "4.4.0")
 # The broker suites on 3 brokers run where a 3-broker apache truth is committed
-# (baselines/apache-4.1.0-3brokers.json). On 3.7.0 with 3 brokers apache itself is not steady
+# (baselines/apache-4.4.0-3brokers.json). On 3.7.0 with 3 brokers apache itself is not steady
 # (two subscription cases failed in 2 of 3 runs here), so there tests/kraft forms and removes a
 # 3-node cluster but no verdicts are gated; KCONFORM_KRAFT_CLUSTER_VERSIONS widens this.
-CLUSTER_VERSIONS = tuple(os.environ.get("KCONFORM_KRAFT_CLUSTER_VERSIONS", "4.1.0").split(","))
+CLUSTER_VERSIONS = tuple(os.environ.get("KCONFORM_KRAFT_CLUSTER_VERSIONS", "4.4.0").split(","))
 SUITE = "bookworm"
 BASE_TAG = "kconform-ci/debian-jre:bookworm"
 JDK_TAG = "kconform-ci/debian-jdk:17"
@@ -91,11 +94,21 @@ class Timings:
 # --- preconditions -----------------------------------------------------------------------------
 
 
-def kafka_dists() -> Path | None:
-    folder = os.environ.get("KCONFORM_KAFKA_DISTS") or str(REPO.parent / "shared" / "kafka")
-    path = Path(folder)
-    have = all((path / f"kafka_2.13-{v}.tgz").is_file() for v in VERSIONS)
-    return path if have else None
+def distributions() -> dict[str, Path] | str:
+    """Each release's distribution folder, found or resolved as `apache:<version>` finds it
+    (KCONFORM_KAFKA_DISTS, the cache, Maven Central); or why one cannot be had."""
+    from kconform.fixtures.targets.kafka_dist import DistributionUnavailable, resolve
+
+    found: dict[str, Path] = {}
+    for version in VERSIONS:
+        try:
+            dist = resolve(version)
+        except DistributionUnavailable as exc:
+            return f"Apache Kafka {version} cannot be had: {exc}"
+        if dist.version != version:
+            return f"Apache Kafka {version}: {dist.home} holds {dist.version}"
+        found[version] = dist.home
+    return found
 
 
 def why_not(ci_only: bool) -> str | None:
@@ -104,13 +117,12 @@ def why_not(ci_only: bool) -> str | None:
         return "CI is not true"
     if os.geteuid() != 0:
         return "not root (installing packages and running dockerd need root)"
-    if kafka_dists() is None:
-        return "no Kafka distributions (../shared/kafka or KCONFORM_KAFKA_DISTS)"
     from kconform.fixtures.targets.kraft_container import docker_unavailable_reason
 
     if docker_unavailable_reason() is None:
         return "a Docker engine is reachable already: the kraft tests use it; no engine of ours"
-    return None
+    dists = distributions()
+    return dists if isinstance(dists, str) else None
 
 
 # --- packages and the Debian mirror -----------------------------------------------------------
@@ -248,18 +260,13 @@ def build(engine: Engine, context: Path, tag: str, args: dict[str, str], network
     print(f"built {tag}")
 
 
-def build_standin(engine: Engine, version: str, dists: Path) -> None:
+def build_standin(engine: Engine, version: str, home: Path) -> None:
+    """apache/kafka:<version> from the distribution folder `home` (bin/, config/, libs/)."""
     context = BUILD / f"context-kafka-{version}"
     shutil.rmtree(context, ignore_errors=True)
     shutil.copytree(HERE / "kafka", context)
-    tarball = dists / f"kafka_2.13-{version}.tgz"
-    with tarfile.open(tarball) as tar:  # the layout ADD + mv expect
-        top = tar.next()
-        assert top is not None and top.name.split("/")[0] == f"kafka_2.13-{version}", top
-    try:
-        os.link(tarball, context / "kafka.tgz")
-    except OSError:
-        shutil.copyfile(tarball, context / "kafka.tgz")
+    with tarfile.open(context / "kafka.tar", "w") as tar:  # ADD unpacks it
+        tar.add(home, arcname=f"kafka_2.13-{version}")  # the layout ADD + mv expect
     try:
         build(engine, context, f"apache/kafka:{version}",
               {"BASE_IMAGE": BASE_TAG, "KAFKA_VERSION": version}, "none")  # fmt: skip
@@ -267,7 +274,7 @@ def build_standin(engine: Engine, version: str, dists: Path) -> None:
         shutil.rmtree(context, ignore_errors=True)
 
 
-def images(engine: Engine, timings: Timings, dists: Path) -> None:
+def images(engine: Engine, timings: Timings, dists: dict[str, Path]) -> None:
     mirror = debian_mirror()
     with timings.phase(f"base image ({SUITE} minbase + {BASE_PACKAGES}, {mirror})"):
         build_base(engine, mirror)
@@ -275,7 +282,7 @@ def images(engine: Engine, timings: Timings, dists: Path) -> None:
         build(engine, HERE / "jdk", JDK_TAG, {"BASE_IMAGE": BASE_TAG}, "host")  # apt needs it
     for version in VERSIONS:
         with timings.phase(f"apache/kafka:{version} stand-in"):
-            build_standin(engine, version, dists)
+            build_standin(engine, version, dists[version])
 
 
 # --- the runs ----------------------------------------------------------------------------------
@@ -342,8 +349,8 @@ def kraft_runs(
 
 
 def provisioned(timings: Timings, work: Callable[[Engine], list[str]], fresh: bool) -> int:
-    dists = kafka_dists()
-    assert dists is not None
+    dists = distributions()
+    assert not isinstance(dists, str), dists
     engine = Engine(BUILD / "engine")
     failures: list[str] = []
     try:

@@ -56,15 +56,34 @@ def test_it_acts_only_in_ci_as_root_without_an_engine(monkeypatch: pytest.Monkey
     monkeypatch.setattr(provision.os, "geteuid", lambda: 1000)
     assert str(provision.why_not(ci_only=True)).startswith("not root")
     monkeypatch.setattr(provision.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(provision, "kafka_dists", lambda: None)
-    assert str(provision.why_not(ci_only=True)).startswith("no Kafka distributions")
-    monkeypatch.setattr(provision, "kafka_dists", lambda: Path("/dists"))
     import kconform.fixtures.targets.kraft_container as kc
 
     monkeypatch.setattr(kc, "docker_unavailable_reason", lambda: None)
     assert "reachable already" in str(provision.why_not(ci_only=True))
     monkeypatch.setattr(kc, "docker_unavailable_reason", lambda: "no engine")
+    monkeypatch.setattr(provision, "distributions", lambda: "Apache Kafka 4.4.0 cannot be had: x")
+    assert str(provision.why_not(ci_only=True)).startswith("Apache Kafka 4.4.0 cannot be had")
+    monkeypatch.setattr(provision, "distributions", lambda: {"4.4.0": Path("/dists/4.4.0")})
     assert provision.why_not(ci_only=True) is None
+
+
+def test_the_releases_come_as_the_apache_target_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No stand-in tarballs needed: a release kconform cannot find or resolve says so; one it
+    finds (here a folder named by KCONFORM_KAFKA_DISTS, Maven off) is its distribution."""
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", "0")
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KCONFORM_KAFKA_DISTS", str(tmp_path / "dists"))
+    monkeypatch.setattr(provision, "VERSIONS", ("9.8.7",))
+    why = provision.distributions()
+    assert isinstance(why, str) and why.startswith("Apache Kafka 9.8.7 cannot be had")
+    home = tmp_path / "dists" / "kafka_2.13-9.8.7"
+    (home / "bin").mkdir(parents=True)
+    (home / "libs").mkdir()
+    (home / "bin" / "kafka-server-start.sh").write_text("#!/bin/sh\n")
+    (home / "libs" / "kafka-clients-9.8.7.jar").write_bytes(b"")
+    assert provision.distributions() == {"9.8.7": home.resolve()}
 
 
 def test_the_base_image_recipe_names_its_mirror() -> None:
