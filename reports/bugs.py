@@ -21,7 +21,17 @@ from kconform.reports.model import baseline_verdicts
 from kconform.rules import BUGS, Known
 from kconform.rules.bugs import SYSTEMS, Version, affected_ranges, split_who
 
-__all__ = ["BASELINES", "Cell", "cells", "main", "render_markdown"]
+__all__ = [
+    "BASELINES",
+    "Cell",
+    "Holding",
+    "cells",
+    "figure",
+    "fixed_releases",
+    "holding",
+    "main",
+    "render_markdown",
+]
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
@@ -80,6 +90,49 @@ def cells(bug: Known, columns: Sequence[Column]) -> list[Cell]:
     return out
 
 
+_RELEASE = re.compile(r"\bv?(\d+)\.(\d+)\.(\d+)\b")
+
+
+def fixed_releases(bug: Known) -> set[Version]:
+    """The releases `fixed_in` names as fixed (before any parenthesis, which only comments):
+    "4.0.1, 4.1.0 (not backported to 3.9)" -> {(4, 0, 1), (4, 1, 0)}; "unfixed" -> set()."""
+    head = bug.fixed_in.split("(")[0]
+    return {(int(a), int(b), int(c)) for a, b, c in _RELEASE.findall(head)}
+
+
+@dataclass(frozen=True)
+class Holding:
+    """A bug held to the baselines: its case's cells on releases it affects and on the releases
+    that fixed it. Caught: every affected cell is a non-pass; flagged: a fixed cell is not a
+    pass (the case would blame a release for a bug it no longer has)."""
+
+    affected: tuple[Cell, ...]
+    fixed: tuple[Cell, ...]
+
+    @property
+    def in_matrix(self) -> bool:
+        return bool(self.affected)
+
+    @property
+    def caught(self) -> bool:
+        return self.in_matrix and all(c.outcome == "non-pass" for c in self.affected)
+
+    @property
+    def flagged(self) -> tuple[Cell, ...]:
+        return tuple(c for c in self.fixed if c.outcome != "pass")
+
+
+def holding(bug: Known, columns: Sequence[Column]) -> Holding:
+    """How the committed baselines hold `bug` (nothing for a bug without a case)."""
+    if not bug.case:
+        return Holding((), ())
+    fixed = fixed_releases(bug)
+    found = cells(bug, columns)
+    affected = tuple(c for c in found if c.affected)
+    done = tuple(c for c in found if c.affected is False and _split(c.label)[1] in fixed)
+    return Holding(affected, done)
+
+
 def _verdicts_text(bug: Known, system: str, found: list[Cell], kinds_run: set[str]) -> str:
     if not bug.case:
         return "no case"
@@ -97,17 +150,29 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def figure(columns: Sequence[Column]) -> tuple[int, int, int]:
+    """(caught, held, flagged): of the bugs whose case has a baseline on a release they affect
+    (held), how many that case catches on every such release, and on how many it blames a
+    release that fixed the bug. The README and docs/bugs.md state it."""
+    holdings = [holding(bug, columns) for _, bug in BUGS]
+    held = [h for h in holdings if h.in_matrix]
+    return sum(h.caught for h in held), len(held), sum(bool(h.flagged) for h in holdings)
+
+
 def render_markdown(columns: Sequence[Column]) -> str:
     """docs/bugs.md from the bug record and these baselines, a system's bugs together (in the
     rule book's order)."""
     kinds_run = {_split(c.subject)[0] for c in columns}
-    rows, on_affected, uncaught = [], [], 0
+    rows, notes, uncaught = [], [], 0
     for rule_id, bug in sorted(BUGS, key=lambda b: SYSTEMS.index(split_who(b[1].who)[0])):
         system, affected = split_who(bug.who)
         found = cells(bug, columns) if bug.case else []
-        hit = [c for c in found if c.affected]
-        if hit:
-            on_affected.append((bug, hit))
+        held = holding(bug, columns)
+        if held.in_matrix and not held.caught:
+            passed = ", ".join(c.label for c in held.affected if c.outcome != "non-pass")
+            notes.append(f"- `{bug.bug}` passes on {passed}: {bug.missed or 'not explained'}")
+        for cell in held.flagged:
+            notes.append(f"- `{bug.bug}` is not a pass on {cell.label}, which fixed it")
         uncaught += bool(bug.uncaught)
         rule_cell = f"no rule yet (proposed: `{rule_id}`)" if bug.rule else f"`{rule_id}`"
         case_cell = f"`{bug.case}`" if bug.case else f"none: {bug.uncaught or 'no rule yet'}"
@@ -115,8 +180,7 @@ def render_markdown(columns: Sequence[Column]) -> str:
                 rule_cell, case_cell, _verdicts_text(bug, system, found, kinds_run))  # fmt: skip
         rows.append("| " + " | ".join(_escape(c) for c in cols) + " |")
     awaiting = sum(1 for _, bug in BUGS if bug.rule)
-    seen = [b for b, hit in on_affected if all(c.outcome == "non-pass" for c in hit)]
-    missed = [(b, hit) for b, hit in on_affected if b not in seen]
+    caught, held_count, flagged = figure(columns)
     out = [
         "# The bug record",
         "",
@@ -131,15 +195,14 @@ def render_markdown(columns: Sequence[Column]) -> str:
         "implements it (apache/kafka#20397 was closed unmerged).",
         "",
         f"{len(BUGS)} bugs: {len(BUGS) - awaiting} filed under a rule, {awaiting} awaiting one, "
-        f"{uncaught} that no case can catch. {len(on_affected)} have a case and an affected "
-        f"release in the baselines: on {len(seen)} the case's verdict there is not a pass"
-        + (
-            "; on the others it passes at least once: "
-            + ", ".join(f"`{b.bug}` ({', '.join(c.label for c in hit)})" for b, hit in missed)
-            if missed
-            else ""
-        )
-        + ".",
+        f"{uncaught} that no case can catch. **{caught} of {held_count} public bugs caught in "
+        f"the release that had them, {flagged} flagged in a release that fixed them**: "
+        f"{held_count} have a case with a committed baseline on a release they affect, and "
+        f"the case is not a pass on every such release for {caught}; a release named as "
+        "fixing a bug must pass its case (`tests/rules/test_bugs.py` holds both). The others "
+        "have no case, or no baseline yet on a release they affect (their system's releases "
+        "are not in the matrix: the verdicts column says which).",
+        *(["", "Where the matrix disagrees with the record:", "", *notes] if notes else []),
         "",
         "| bug | system | affected | fixed in | behaviour | source | rule | case | verdicts |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -41,11 +41,20 @@ CLIENT_METRICS = (
     Rule("kip714.configs.admin_visible", Level.MUST, "KIP-714", "kafka-client-metrics.sh", "",
          "DescribeConfigs and the list of CLIENT_METRICS resources follow every change and "
          "deletion.", behaviour="D",
+         known=(Known("Apache 3.7.0-4.4.0", "conforms", "kip714.configs.describe_reflects_changes "
+                      "passes on every release in the matrix"),)),
+    Rule("kip714.configs.describe_defaults", Level.SHOULD, "KIP-714", "kafka-client-metrics.sh",
+         "", "DescribeConfigs of a CLIENT_METRICS resource lists all three keys, those not set "
+         "at their defaults (source DEFAULT_CONFIG), as DescribeConfigs does for every other "
+         "resource type, so an operator reads the whole subscription a client gets. The KIP "
+         "says nothing of it; the bug record (KAFKA-17516: operators saw a subscription without "
+         "its interval) shows users need it, and Apache does it from 4.1.0: SHOULD.",
+         behaviour="D",
          known=(Known("Apache 3.7.0-4.0.x", "describes a CLIENT_METRICS resource with the keys "
                       "that were set only, leaving out metrics, interval.ms and match at their "
                       "defaults", "KAFKA-17516 (apache/kafka#17264, commit 5e7445a6)",
                       bug="ak-describe-client-metrics-omits-defaults", fixed_in="4.1.0",
-                      case="kip714.configs.describe_reflects_changes"),)),
+                      case="kip714.configs.describe_defaults"),)),
     Rule("kip714.configs.validate_only", Level.MUST, "KIP-714", "Metrics subscription", "",
          "An AlterConfigs with ValidateOnly set validates but changes nothing.", behaviour="D"),
     Rule("kip714.configs.applies_until_deleted", Level.MUST, "KIP-714",

@@ -77,12 +77,17 @@ class Known:
     case: str = ""  # the case meant to catch it
     uncaught: str = ""  # why no case can, when `case` is ""
     rule: str = ""  # a bug awaiting a rule: the id proposed for it
+    missed: str = ""  # why `case` passes on a release the bug affects, measured so (the matrix)
 
     def __post_init__(self) -> None:
         if self.bug and not BUG_ID.match(self.bug):
             raise HarnessDefect(f"bug id {self.bug!r} is not a lower-case slug")
-        if not self.bug and (self.fixed_in or self.case or self.uncaught or self.rule):
-            raise HarnessDefect(f"{self.who}: fixed_in, case, uncaught and rule need a bug id")
+        if not self.bug and (self.fixed_in or self.case or self.uncaught or self.rule
+                             or self.missed):  # fmt: skip
+            raise HarnessDefect(f"{self.who}: fixed_in, case, uncaught, rule and missed need a "
+                                "bug id")  # fmt: skip
+        if self.missed and not self.case:
+            raise HarnessDefect(f"bug {self.bug}: `missed` explains a case's pass; it has none")
         if self.rule and not RULE_ID.match(self.rule):
             raise HarnessDefect(f"bug {self.bug}: proposed rule {self.rule!r} is not a rule id")
 

@@ -114,6 +114,27 @@ class ConfigAdmin:
             if (c.config_source != DEFAULT_CONFIG if version >= 1 else not c.is_default)
         }
 
+    async def described_sources(self, name: str) -> dict[str, tuple[str | None, bool]]:
+        """Every key DescribeConfigs reports: its value and whether it is a default
+        (config_source DEFAULT_CONFIG from v1, is_default in v0)."""
+        req = DescribeConfigsRequest
+        body = req(
+            resources=[req.DescribeConfigsResource(
+                resource_type=CLIENT_METRICS, resource_name=name, configuration_keys=None
+            )]
+        )  # fmt: skip
+        version = self._version(KEY_DESCRIBE_CONFIGS, req)
+        response = (await self.connection.request(body, version)).body
+        (result,) = response.results
+        if result.error_code:
+            raise SubjectViolation(
+                f"DescribeConfigs {name!r} answered {error_name(result.error_code)}"
+            )
+        return {
+            c.name: (c.value, c.config_source == DEFAULT_CONFIG if version >= 1 else c.is_default)
+            for c in result.configs
+        }
+
     async def listed(self) -> list[str]:
         """CLIENT_METRICS names: ListConfigResources v1, else v0 (ListClientMetricsResources)."""
         return await ClusterAdmin(self.connection, self.apis).list_subscriptions()

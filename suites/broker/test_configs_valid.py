@@ -111,6 +111,30 @@ async def test_describe_reflects_changes(target: BrokerTarget, check: Check) -> 
                  await described_as(admin, name, replaced))  # fmt: skip
 
 
+@case(
+    "kip714.configs.describe_defaults",
+    rules=["kip714.configs.describe_defaults"],
+    title="DescribeConfigs lists interval.ms and match at their defaults when only metrics is set",
+    spec="KIP-714 'kafka-client-metrics.sh' (--describe); KAFKA-17516; §D (DescribeConfigs)",
+    level=Level.SHOULD,
+    requires=ADMIN,
+)
+async def test_describe_defaults(target: BrokerTarget, check: Check) -> None:
+    admin = await config_admin(check)
+    name = check.unique("sub")
+    delete_later(check, admin, name)
+    code, _ = await admin.incremental(name, BASE)
+    check.require("IncrementalAlterConfigs create (metrics only)", "NONE", error_name(code))
+    described = await eventually(
+        lambda: admin.described_sources(name), lambda d: "metrics" in d
+    )  # the change reaches the broker asynchronously
+    check.expect("keys described", sorted(SUBSCRIPTION_KEYS), sorted(described))
+    check.expect("metrics: set, not marked default", False, described["metrics"][1])
+    check.expect("interval.ms: the default 300000, marked default", ("300000", True),
+                 described.get("interval.ms"))  # fmt: skip
+    check.expect("match: marked default", True, described.get("match", (None, False))[1])
+
+
 async def listed_as(admin: ConfigAdmin, name: str, present: bool) -> bool:
     """Whether `name` is listed, once the broker shows it as `present` (or the wait ends)."""
     listed = await eventually(admin.listed, lambda names: (name in names) == present)

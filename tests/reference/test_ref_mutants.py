@@ -12,7 +12,7 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kconform.codecs.compression import compress
-from kconform.codecs.messages import ProduceRequest
+from kconform.codecs.messages import DescribeConfigsRequest, ProduceRequest
 from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.reference import MUTANTS, ReferenceBroker, RequestContext, check_mutants
 from kconform.fixtures.reference.kip977 import partition_counts
@@ -131,6 +131,18 @@ def config_error(configs: dict[str, str]) -> Callable[[frozenset[str]], object]:
     return run
 
 
+def described_keys(m: frozenset[str]) -> object:
+    """The keys DescribeConfigs v4 lists for a subscription that sets `metrics` only."""
+    s = session(m, subscriptions={"s": {"metrics": "*"}})
+    req = DescribeConfigsRequest
+    resource = req.DescribeConfigsResource(resource_type=16, resource_name="s",
+                                           configuration_keys=None)  # fmt: skip
+    outcome = s.send(req(resources=[resource]), 4)
+    assert outcome.response_body is not None
+    (result,) = outcome.response_body.results
+    return sorted(c.name for c in result.configs)
+
+
 def api_versions(name: str) -> Callable[[frozenset[str]], object]:
     def run(m: frozenset[str]) -> object:
         outcome = session(m, subscriptions={}).api_versions(3, name, "1.0")
@@ -224,6 +236,7 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "empty_subscription_pushes_all": (requested({}), ([], 300000)),
     "config_interval_unchecked": (config_error({"interval.ms": "50"}), 42),
     "config_unknown_key_accepted": (config_error({"colour": "red"}), 42),
+    "describe_omits_defaults": (described_keys, ["interval.ms", "match", "metrics"]),
     "software_name_unchecked": (api_versions("kafka_python"), (42, False)),
     "invalid_software_name_closes": (api_versions("-bad"), (42, False)),
     "apiversions_no_fallback": (fallback_keys, [18]),

@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 
 from kconform.errors import HarnessDefect
-from kconform.reports.bugs import BASELINES, SUBJECT_KINDS, cells, render_from
-from kconform.reports.matrix import load_columns
+from kconform.reports.bugs import (
+    BASELINES,
+    SUBJECT_KINDS,
+    cells,
+    fixed_releases,
+    holding,
+    render_from,
+)
+from kconform.reports.matrix import Column, load_columns
 from kconform.reports.rulebook import cases_by_rule
 from kconform.rules import AWAITING_RULE, BUGS, RULES, Known
 from kconform.rules.bugs import affected_ranges, split_who
@@ -83,6 +90,57 @@ def test_a_baselines_release_is_marked_affected_when_the_range_covers_it(tmp_pat
                 case="a.case")  # fmt: skip
     found = [(c.label, c.affected, c.outcome) for c in cells(bug, columns)]
     assert found == [("apache:3.7.0", True, "non-pass"), ("apache:4.1.0", False, "pass")]
+
+
+def test_fixed_releases_are_the_versions_before_any_comment() -> None:
+    def fixed(text: str) -> set[tuple[int, ...]]:
+        return fixed_releases(Known("Apache 3.7.0", "x", "KAFKA-1", bug="x", fixed_in=text))
+
+    assert fixed("4.0.1, 4.1.0 (not backported to 3.9)") == {(4, 0, 1), (4, 1, 0)}
+    assert fixed("v1.21.4") == {(1, 21, 4)}
+    assert fixed("unfixed") == set() == fixed("not known (KAFKA-20898 resolved 2026-09-24)")
+
+
+def _columns(tmp_path: Path, verdicts: dict[str, str]) -> list[Column]:
+    for subject, verdict in verdicts.items():
+        body = {"subject": subject, "verdicts": {"a.case": verdict}, "why": {"a.case": "x"}}
+        name = subject.replace(":", "-")
+        tmp_path.mkdir(exist_ok=True)
+        (tmp_path / f"{name}.json").write_text(json.dumps(body), encoding="utf-8")
+    return load_columns(sorted(tmp_path.glob("*.json")))
+
+
+def test_a_bug_is_caught_when_every_affected_release_fails_and_flagged_when_a_fix_does(
+    tmp_path: Path,
+) -> None:
+    bug = Known("Apache 3.7.0-3.8.x", "does a thing", "KAFKA-1", bug="x", fixed_in="3.9.0",
+                case="a.case")  # fmt: skip
+    good = holding(bug, _columns(tmp_path / "a", {"apache:3.7.0": "fail", "apache:3.8.1": "fail",
+                                                  "apache:3.9.0": "pass"}))  # fmt: skip
+    assert good.caught and good.flagged == ()
+    half = holding(bug, _columns(tmp_path / "b", {"apache:3.7.0": "fail", "apache:3.8.1": "pass",
+                                                  "apache:3.9.0": "fail"}))  # fmt: skip
+    assert not half.caught and [c.label for c in half.flagged] == ["apache:3.9.0"]
+    unheld = holding(bug, _columns(tmp_path / "c", {"apache:3.9.0": "pass"}))
+    assert not unheld.in_matrix and not unheld.caught
+
+
+def test_every_bug_is_held_to_the_matrix_baselines() -> None:
+    """Issue 31: on each release a bug affects that the matrix ran, its case is not a pass, and
+    on each release named as fixing it, the case passes; a bug whose case passes somewhere it
+    affects says why (`missed`), and only such a bug does."""
+    columns = load_columns(sorted(BASELINES.glob("*.json")))
+    problems = []
+    for _, bug in BUGS:
+        held = holding(bug, columns)
+        for cell in held.flagged:
+            problems.append(f"{bug.bug}: {cell.label} fixed it, yet its case is {cell.entry}")
+        if held.in_matrix and not held.caught and not bug.missed:
+            passed = [c.label for c in held.affected if c.outcome != "non-pass"]
+            problems.append(f"{bug.bug}: its case passes on affected {passed}, unexplained")
+        if bug.missed and held.caught:
+            problems.append(f"{bug.bug}: says why it is missed, but the matrix catches it")
+    assert problems == []
 
 
 def test_the_committed_page_is_the_record_rendered() -> None:
