@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kconform.cli.matrix import render_pages
+from kconform.cli.matrix import readme_tables, render_pages
 from kconform.reports.matrix import build, load_columns, render_html, render_markdown
 from kconform.reports.model import baseline_verdicts, read_baseline
 
@@ -27,6 +27,35 @@ def test_the_committed_pages_are_the_baselines_rendered(tmp_path: Path) -> None:
         assert committed.read_text(encoding="utf-8") == page.read_text(encoding="utf-8"), (
             f"docs/{page.name} differs from the baselines: run `kconform matrix render`"
         )
+
+
+def test_the_readme_release_tables_are_the_baselines_rendered() -> None:
+    """Issue 29: the README's release tables are the matrix, measured, never filled by hand."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_tables(ROOT / "baselines", text) == text, (
+        "README.md's release tables differ from the baselines: run `kconform matrix render`"
+    )
+
+
+def test_the_release_table_merges_agreeing_releases_and_lists_constant_verdicts(
+    tmp_path: Path,
+) -> None:
+    from kconform.reports.matrix import render_release_summary
+
+    bodies = {"3.7.0": {"a.x": "fail", "b.y": "non-strict", "c.z": "pass"},
+              "3.8.0": {"a.x": "pass", "b.y": "non-strict", "c.z": "pass"},
+              "3.9.0": {"a.x": "pass", "b.y": "non-strict", "c.z": "pass|fail"}}  # fmt: skip
+    paths = [_baseline(tmp_path, f"apache-{v}.json", {"subject": f"apache:{v}", "verdicts": b,
+                       "why": {}}) for v, b in bodies.items()]  # fmt: skip
+    table = render_release_summary(load_columns(paths), "apache").splitlines()
+    assert table[0] == "| case | 3.7.0 | 3.8.0 | 3.9.0 |"
+    assert "| `a.x` | FAIL | pass | pass |" in table
+    assert "| `c.z` | pass | pass | FAIL\\|pass |" in table
+    assert "non-strict: `b.y`" in table[-1] and "3 releases" in table[-1]
+    bodies["3.9.0"]["c.z"] = "pass"
+    paths[2].write_text(json.dumps({"subject": "apache:3.9.0", "verdicts": bodies["3.9.0"]}))
+    merged = render_release_summary(load_columns(paths), "apache").splitlines()
+    assert merged[0] == "| case | 3.7.0 | 3.8.0 … 3.9.0 (2) |"
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=[p.name for p in BASELINES])

@@ -25,10 +25,12 @@ from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
-__all__ = ["COMMAND", "pytest_run", "render_pages"]
+__all__ = ["COMMAND", "pytest_run", "readme_tables", "render_pages"]
 
 BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+README = Path(__file__).resolve().parents[2] / "README.md"
+SUMMARY_KINDS = ("apache", "java")  # the README's release tables
 # Not judged from run to run (Makefile, APACHE_UNGATED): whether a decompression bomb exhausts
 # a node's heap decides that verdict.
 UNGATED = ["--deselect", "suites/broker/test_security_bomb.py::test_bomb_not_exported"]
@@ -46,12 +48,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=BASELINES)
     render.add_argument("--out", type=Path, default=DOCS)
+    render.add_argument("--readme", type=Path, default=README,
+                        help="the file whose release tables are rewritten")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "render":
         for page in render_pages(args.baselines, args.out):
             print(f"wrote {page}")
+        text = args.readme.read_text(encoding="utf-8")
+        args.readme.write_text(readme_tables(args.baselines, text), encoding="utf-8")
+        print(f"rewrote the release tables of {args.readme}")
         return EXIT_OK
     return _run_releases(args)
 
@@ -73,6 +80,19 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
     pages[0].write_text(render_markdown(matrix), encoding="utf-8")
     pages[1].write_text(render_html(matrix), encoding="utf-8")
     return pages
+
+
+def readme_tables(baselines: Path, text: str) -> str:
+    """`text` (the README) with its release tables rendered from the baselines again."""
+    from kconform.reports.matrix import load_columns, render_release_summary, replace_summary
+
+    try:
+        columns = load_columns(sorted(baselines.glob("*.json")))
+        for kind in SUMMARY_KINDS:
+            text = replace_summary(text, kind, render_release_summary(columns, kind))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return text
 
 
 def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, list[str]]]:
