@@ -2,11 +2,13 @@
 
 `kconform matrix run --releases 3.7.0,4.4.0` runs, for each Apache Kafka release, the broker,
 volume and fuzz suites on one node, the client suites on that release's Java client, and on
-`--cluster` the broker and volume suites on three nodes; each run is a pytest process of its
+`--cluster` the broker and volume suites on three nodes; `--clients confluent-kafka@2.5.0,...`
+certifies each named client driver against the reference. Each run is a pytest process of its
 own, its results in `--out`. With `--write-baselines` each subject's verdicts become its
 `baselines/<subject>.json`, keeping the `why` of every entry whose verdict did not change: a
 new non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
-`kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines.
+`kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines, and
+the README's release tables.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ UNGATED = ["--deselect", "suites/broker/test_security_bomb.py::test_bomb_not_exp
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="{run,render}")
     run = actions.add_parser("run", help="run the suites on each release; results in --out")
-    run.add_argument("--releases", required=True, help="Apache Kafka versions, comma separated")
+    run.add_argument("--releases", default="", help="Apache Kafka versions, comma separated")
+    run.add_argument("--clients", default="",
+                     help="client drivers certified against the reference, comma separated "
+                     "(kind@version, as --client takes them)")  # fmt: skip
     run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
     run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
     run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
@@ -128,38 +133,41 @@ def _run_releases(args: argparse.Namespace) -> int:
     from kconform.runner import SUITES_DIR
 
     releases = [r.strip() for r in args.releases.split(",") if r.strip()]
-    if not releases:
-        raise UsageError("--releases names no release")
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    if not releases and not clients:
+        raise UsageError("name what to run: --releases, --clients or both")
     for release in [*releases, *([args.cluster] if args.cluster else [])]:
         if not re.fullmatch(r"\d+\.\d+\.\d+", release):
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
     worst = EXIT_OK
-    for release in releases:
-        for subject, name, spec in _runs(release, args.cluster, not args.no_clients):
-            folder = args.out / name
-            folder.mkdir(parents=True, exist_ok=True)
-            results = folder / "results.json"
-            suites = [str(SUITES_DIR / s) for s in spec if s in ("broker", "volumes", "fuzz",
-                                                                 "client")]  # fmt: skip
-            flags = [s for s in spec if s not in ("broker", "volumes", "fuzz", "client")]
-            command = [sys.executable, "-m", "pytest", *suites, "-c", os.devnull, "--rootdir",
-                       str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
-                       "-q", "--assert=plain", "--kconform-results", str(results),
-                       "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED]  # fmt: skip
-            started = time.monotonic()
-            code = pytest_run(command, folder / "pytest.log")
-            took = time.monotonic() - started
-            if not results.is_file():
-                print(f"{name}: no results ({took:.0f} s, pytest exit {code}; "
-                      f"see {folder / 'pytest.log'})")  # fmt: skip
-                worst = EXIT_ERRORS
-                continue
-            counts = RunResults.read(results).counts()
-            print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
-            if counts.get("error"):
-                worst = EXIT_ERRORS
-            if args.write_baselines:
-                _record(subject, name, RunResults.read(results).results)
+    runs = [r for release in releases for r in _runs(release, args.cluster, not args.no_clients)]
+    runs += [(c, c.replace(":", "-"), ["client", "--target", "reference", "--client", c])
+             for c in clients]  # fmt: skip
+    for subject, name, spec in runs:
+        folder = args.out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        results = folder / "results.json"
+        suites = [str(SUITES_DIR / s) for s in spec if s in ("broker", "volumes", "fuzz",
+                                                             "client")]  # fmt: skip
+        flags = [s for s in spec if s not in ("broker", "volumes", "fuzz", "client")]
+        command = [sys.executable, "-m", "pytest", *suites, "-c", os.devnull, "--rootdir",
+                   str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
+                   "-q", "--assert=plain", "--kconform-results", str(results),
+                   "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED]  # fmt: skip
+        started = time.monotonic()
+        code = pytest_run(command, folder / "pytest.log")
+        took = time.monotonic() - started
+        if not results.is_file():
+            print(f"{name}: no results ({took:.0f} s, pytest exit {code}; "
+                  f"see {folder / 'pytest.log'})")  # fmt: skip
+            worst = EXIT_ERRORS
+            continue
+        counts = RunResults.read(results).counts()
+        print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+        if counts.get("error"):
+            worst = EXIT_ERRORS
+        if args.write_baselines:
+            _record(subject, name, RunResults.read(results).results)
     return worst
 
 
