@@ -174,7 +174,7 @@ RULE_IDS: frozenset[str] = frozenset(
         "otlp.time.order", "otlp.time.start", "otlp.time.regress", "otlp.cumulative.decrease",
         "otlp.cumulative.reset", "otlp.delta.gap", "otlp.privacy.hostname",
         "otlp.privacy.address", "otlp.privacy.pid", "otlp.privacy.credential",
-        "otlp.privacy.known_value",
+        "otlp.privacy.known_value", "otlp.series.duplicate",
     }
 )  # fmt: skip
 

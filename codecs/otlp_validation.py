@@ -191,6 +191,26 @@ def _point_findings(
             yield from _scan(p.name, "attribute", key, value, known)
         if not is_requested(p.name, requested):
             yield "otlp.metric.unrequested", p.name, f"not matched by {list(requested)}"
+    yield from _duplicate_findings(points)
+
+
+def _duplicate_findings(points: Sequence[MetricPoint]) -> Iterator[Finding]:
+    """A series (resource, scope, name, attributes) with two points in one push: the OTLP data
+    model's single-writer identity, so a receiver cannot tell which value is the series'."""
+    seen: dict[tuple[object, ...], list[MetricPoint]] = {}
+    for p in points:
+        if p.kind == "none":
+            continue
+        identity = (p.name, p.scope_name, _frozen(p.resource_attributes), _frozen(p.attributes))
+        seen.setdefault(identity, []).append(p)
+    for same in seen.values():
+        if len(same) > 1:
+            p = same[0]
+            yield "otlp.series.duplicate", p.name, f"{len(same)} points for {dict(p.attributes)}"
+
+
+def _frozen(attributes: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in attributes.items()))
 
 
 _NS_MIN = 1_000_000_000_000_000_000  # 2001-09-09 in ns; anything smaller is s, ms or µs

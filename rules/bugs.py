@@ -106,10 +106,6 @@ AWAITING_RULE: tuple[Known, ...] = (
           "confluent-kafka-python CHANGELOG v2.5.0 (warning) and v2.5.3",
           bug="ckpy-assert-no-matching-metrics", fixed_in="2.5.3",
           rule="kip714.client.unmatched_subscription_tolerated"),
-    Known("librdkafka 2.5.0-2.10.0", "a metric that two requested prefixes both match is sent "
-          "twice in the same push", "librdkafka CHANGELOG v2.10.1 (issue #5103, PR #5104)",
-          bug="rdk-duplicate-metrics-multi-prefix", fixed_in="2.10.1",
-          rule="kip714.client.payload.no_duplicates"),
     Known("librdkafka 2.6.0-2.10.1", "the poll idle ratio is worked out per client instead of "
           "per queue, so it is wrong once queues are forwarded",
           "librdkafka CHANGELOG v2.11.0 (issue #5109, PR #5017)", bug="rdk-poll-idle-ratio-wrong",

@@ -247,7 +247,8 @@ PUSH = (
                       missed="with -Xmx512m inflating the bomb exhausts the heap, and "
                       "ClientMetricsManager catches the Throwable and rejects the push: nothing "
                       "is exported, so the case passes on a release that inflates without bound; "
-                      "whether the heap runs out varies from run to run (ungated: APACHE_UNGATED)"))),
+                      "whether the heap runs out varies from run to run (ungated: "
+                      "APACHE_UNGATED)"))),
     Rule("kip714.push.empty_metrics", Level.MUST, "KIP-714", "Client behavior",
          "should send a PushTelemetryRequest ... with an empty metrics blob",
          "A push with an empty Metrics blob is accepted (and nothing is exported).",

@@ -262,6 +262,17 @@ PAYLOAD = (
          "update)",
          "A client sends only metrics whose names start with a requested prefix.",
          behaviour="E.1"),
+    Rule("kip714.client.payload.no_duplicates", Level.MUST, "KIP-714",
+         "Metrics naming and format", "",
+         "A push holds each series once, whatever prefixes the subscription lists: two requested "
+         "prefixes that both match a metric do not make it twice.", ruling=14, behaviour="E.1",
+         known=(Known("librdkafka 2.5.0-2.10.0", "a metric two requested prefixes both match is "
+                      "sent twice in one push; hidden on the wire, as these releases misread "
+                      "every prefix but the last (rdk-metric-name-read-oob): only the last "
+                      "matched on confluent-kafka@2.10.0",
+                      "librdkafka CHANGELOG v2.10.1 (issue #5103, PR #5104)",
+                      bug="rdk-duplicate-metrics-multi-prefix", fixed_in="2.10.1",
+                      case="kip714.client.payload.overlapping_prefixes"),)),
     Rule("kip714.client.payload.empty_prefix_all", Level.SHOULD, "KIP-714",
          "GetTelemetrySubscriptionsResponse", "array[0] empty string = all",
          'RequestedMetrics [""] is read as all metrics.', ruling=1, behaviour="E.1"),

@@ -89,6 +89,9 @@ RULES = (
                "a CUMULATIVE series keeps its start time", "temporality_continuity"),
     _condition("otlp.time.start", _SHOULD, _TEMP, "Sum points set start_time_unix_nano",
                "temporality_continuity"),
+    _condition("otlp.series.duplicate", _MUST, _ENC,
+               "no series (resource, scope, name, attributes) twice in one push", "no_duplicates",
+               ruling=14),
     *(
         _condition(f"otlp.privacy.{what}", PRIVACY_LEVEL, "Motivation (user privacy)", means,
                    "privacy")

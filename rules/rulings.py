@@ -52,6 +52,12 @@ RULINGS = (
     Ruling(13, "Decompressing before the receiver",
            "The final KIP has the broker decompress before the plugin sees the data: MUST, judged "
            "through the target's telemetry sink where it has one."),
+    Ruling(14, "A series twice in one push",
+           "KIP-714 carries OTLP, whose data model identifies a series by its resource, scope, "
+           "name and attributes and has one writer per series: two points of one series in one "
+           "push leave a receiver unable to tell the series' value. The KIP says nothing of it; "
+           "librdkafka fixed exactly this as a bug (2.10.1, #5103), so sending a series twice in "
+           "one push fails a MUST."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

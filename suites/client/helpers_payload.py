@@ -110,4 +110,15 @@ async def cumulative_run(check: Check, client: ClientDriver, target: BrokerTarge
     return await shared_run(check, client, target, "cumulative", record)
 
 
-RUNS = {"baseline": baseline_run, "cumulative": cumulative_run}
+OVERLAPPING = ("org.apache.kafka.producer.", "org.apache.kafka.producer.node.")
+"""Two requested prefixes that both match the producer's per-node request metrics."""
+
+
+async def overlapping_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    async def record() -> Recording:
+        return await run_client(check, client, target, produce(4.0), metrics=OVERLAPPING)
+
+    return await shared_run(check, client, target, "overlapping", record)
+
+
+RUNS = {"baseline": baseline_run, "cumulative": cumulative_run, "overlapping": overlapping_run}

@@ -25,7 +25,7 @@ from kconform.suites.client.helpers import (
     TELEMETRY,
     require_telemetry,
 )
-from kconform.suites.client.helpers_payload import RUNS, expect_rules, judge
+from kconform.suites.client.helpers_payload import OVERLAPPING, RUNS, expect_rules, judge
 
 # --- the payload cases ------------------------------------------------------------------------
 
@@ -188,6 +188,16 @@ test_delta_continuity = PAYLOAD(
         Level.SHOULD,
         "baseline",
         ("otlp.delta.gap", "otlp.time.start"),
+    ),
+)
+test_overlapping_prefixes = PAYLOAD(
+    "kip714.client.payload.overlapping_prefixes",
+    Conditions(
+        "Each series once per push when two requested prefixes both match it",
+        ENCODING + "; subscription " + ", ".join(repr(p) for p in OVERLAPPING),
+        Level.MUST,
+        "overlapping",
+        ("otlp.series.duplicate",),
     ),
 )
 test_cumulative = PAYLOAD(

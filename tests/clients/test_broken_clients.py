@@ -33,6 +33,7 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
     "non_monotonic_sum": ("kip714.client.payload.metric_types", "MUST"),
+    "per_prefix_duplicates": ("kip714.client.payload.overlapping_prefixes", "MUST"),
     "hostname_attribute": ("kip714.client.payload.privacy", "MUST"),
     "downgrade_loop": ("kip511.client.unsupported_version.retry_max", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),

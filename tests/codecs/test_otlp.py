@@ -272,6 +272,19 @@ CASES: dict[str, tuple[Case, Case]] = {
         lambda: {"points": edit(rdkafka_producer(), TOTAL, monotonic=False)},
         lambda: {"points": edit(rdkafka_producer(), TOTAL, monotonic=True)},
     ),
+    "otlp.series.duplicate": (  # one node's gauge twice; near miss: another node's
+        lambda: {
+            "points": rdkafka_producer() + [p for p in rdkafka_producer() if p.name == NODE_AVG]
+        },
+        lambda: {
+            "points": rdkafka_producer()
+            + edit(
+                [p for p in rdkafka_producer() if p.name == NODE_AVG],
+                NODE_AVG,
+                attributes={"node_id": "3"},
+            )
+        },
+    ),
     "otlp.sum.negative_delta": (
         lambda: {"points": edit(rdkafka_producer(), TOTAL, value=-1)},
         lambda: {"points": edit(rdkafka_producer(), TOTAL, value=0)},

@@ -50,6 +50,7 @@ class Behaviour:
     hostname_attribute: bool = False
     downgrade_loop: bool = False
     ignores_unknown_subscription: bool = False
+    per_prefix_matches: bool = False  # a metric once per requested prefix it matches
     own_client_id: str | None = None  # sent instead of the client.id it is given
     start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
     # not defects: ways a correct client may differ
@@ -139,11 +140,14 @@ class Client:
             from dataclasses import replace
 
             points = [replace(x, monotonic=False) if x.kind == "sum" else x for x in points]
-        wanted = [
-            x
-            for x in points
-            if requested == ["*"] or any(x.name.startswith(prefix) for prefix in requested)
-        ]
+        if self.b.per_prefix_matches and requested != ["*"]:  # librdkafka 2.5.0-2.10.0 did so
+            wanted = [x for prefix in requested for x in points if x.name.startswith(prefix)]
+        else:
+            wanted = [
+                x
+                for x in points
+                if requested == ["*"] or any(x.name.startswith(prefix) for prefix in requested)
+            ]
         resource = {"host.name": socket.gethostname()} if self.b.hostname_attribute else {}
         self.last_push_ns = now
         return build_metrics_data(wanted, resource_attributes=resource)
