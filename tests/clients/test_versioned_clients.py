@@ -3,7 +3,8 @@ installed into kconform's cache (the user's own, so a build happens once per mac
 run), and one short case certified with it.
 
 Skipped, with the reason, when the registry cannot be asked or the toolchain is missing (no
-`go`, no wheel for this Python). A first run builds franz-go (1-3 min on two busy cores).
+`go`, no `cargo`, no wheel for this Python). A first run builds franz-go (1-3 min on two busy
+cores), confluent-kafka-go (30-90 s, cgo) and rdkafka (librdkafka compiled: 5-10 min).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ CASES = {
     "confluent-kafka": "kip714.client.handshake.instance_id",
     "franz-go": "kip714.client.handshake.opt_out",
     "sarama": "kip511.client.software_identity_apache",
+    "confluent-kafka-go": "kip714.client.handshake.instance_id",
+    "rdkafka": "kip714.client.handshake.instance_id",
+    "aiokafka": "kip511.client.software_identity",  # judged: it sends ApiVersions v0
 }
 
 
