@@ -196,7 +196,7 @@ def test_the_clients_listing_shows_each_kinds_versions_from_its_floor(
     listings.mkdir(parents=True)
     captured = {
         "confluent-kafka-go": ["v2.4.0", "v2.5.0", "v2.15.0"],
-        "aiokafka": ["0.7.2", "0.8.0", "0.11.0", "0.14.0"],
+        "aiokafka": ["0.8.1", "0.9.0", "0.11.0", "0.14.0"],
         "rdkafka": ["0.37.0", "0.38.0", "0.39.0"],
     }
     for name, listed in captured.items():
@@ -205,8 +205,8 @@ def test_the_clients_listing_shows_each_kinds_versions_from_its_floor(
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
     assert "v2.5.0 v2.15.0" in rows["confluent-kafka-go@<version>"]
     assert "v2.4.0" not in rows["confluent-kafka-go@<version>"]
-    assert "0.8.0 0.11.0 0.14.0" in rows["aiokafka@<version>"]
-    assert "0.7.2" not in rows["aiokafka@<version>"]
+    assert "0.9.0 0.11.0 0.14.0" in rows["aiokafka@<version>"]
+    assert "0.8.1" not in rows["aiokafka@<version>"]
     assert "0.38.0 0.39.0" in rows["rdkafka@<version>"] and "0.37" not in rows["rdkafka@<version>"]
     asked = fake_tools.read_text() if fake_tools.exists() else ""  # franz-go and sarama ask
     assert "confluent-kafka-go" not in asked and "rdkafka" not in asked  # the kept listings
