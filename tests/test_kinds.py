@@ -46,9 +46,12 @@ def test_the_shipped_kinds_in_their_order() -> None:
     assert [k.name for k in client_kinds()] == [
         "confluent-kafka",
         "kafka-python",
+        "aiokafka",
         "java",
         "franz-go",
         "sarama",
+        "confluent-kafka-go",
+        "rdkafka",
         "command",
     ]
 

@@ -24,8 +24,9 @@ from kconform.fixtures.targets.base import Capability
 
 FAKE_GO = r"""#!/bin/sh
 echo "$*" >> "$FAKE_GO_LOG"
+echo "CGO_ENABLED=$CGO_ENABLED" >> "$FAKE_GO_LOG.env"
 case "$1" in
-  mod) exit 0 ;;
+  mod) [ -n "$FAKE_GO_TIDY_FAIL" ] && { echo "$FAKE_GO_TIDY_FAIL" >&2; exit 1; }; exit 0 ;;
   list) echo "github.com/twmb/franz-go v1.18.0 v1.19.0 v1.22.3-rc1 v1.22.3"; exit 0 ;;
   build)
     [ -n "$FAKE_GO_FAIL" ] && { echo "$FAKE_GO_FAIL" >&2; exit 1; }
@@ -49,7 +50,8 @@ def fake_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_GO_LOG", str(log))
     monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
-    for name in ("FAKE_GO_FAIL", "FAKE_GO_VERSION"):
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "gomodcache"))  # not this machine's
+    for name in ("FAKE_GO_FAIL", "FAKE_GO_VERSION", "FAKE_GO_TIDY_FAIL"):
         monkeypatch.delenv(name, raising=False)
     return log
 
