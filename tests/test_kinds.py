@@ -49,6 +49,9 @@ def test_the_shipped_kinds_in_their_order() -> None:
         "java",
         "franz-go",
         "sarama",
+        "confluent-kafka-javascript",
+        "kafkajs",
+        "platformatic-kafka",
         "command",
     ]
 

@@ -3,7 +3,8 @@ installed into kconform's cache (the user's own, so a build happens once per mac
 run), and one short case certified with it.
 
 Skipped, with the reason, when the registry cannot be asked or the toolchain is missing (no
-`go`, no wheel for this Python). A first run builds franz-go (1-3 min on two busy cores).
+`go`, no wheel for this Python, no `node`). A first run builds franz-go (1-3 min on two busy
+cores) and confluent-kafka-javascript (3-9 min).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from kconform.fixtures.clients.registry import client_kinds
 # kind -> a short case its library is judged on (not `unsupported` for it)
 CASES = {
     "confluent-kafka": "kip714.client.handshake.instance_id",
+    "confluent-kafka-javascript": "kip714.client.handshake.instance_id",
+    "kafkajs": "kip511.client.software_identity",  # judged (it fails: ApiVersions v2)
     "franz-go": "kip714.client.handshake.opt_out",
     "sarama": "kip511.client.software_identity_apache",
 }
