@@ -22,7 +22,7 @@ from kconform.fixtures.clients.registry import client_kinds
 CASES = {
     "confluent-kafka": "kip714.client.handshake.instance_id",
     "confluent-kafka-javascript": "kip714.client.handshake.instance_id",
-    "kafkajs": "kip511.client.software_identity",  # judged (it fails: ApiVersions v2)
+    "kafkajs": "kip511.client.software_identity_apache",  # judged: non-strict (ApiVersions v2)
     "franz-go": "kip714.client.handshake.opt_out",
     "sarama": "kip511.client.software_identity_apache",
 }
