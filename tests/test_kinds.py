@@ -52,6 +52,9 @@ def test_the_shipped_kinds_in_their_order() -> None:
         "sarama",
         "confluent-kafka-go",
         "rdkafka",
+        "confluent-kafka-javascript",
+        "kafkajs",
+        "platformatic-kafka",
         "command",
     ]
 

@@ -3,8 +3,9 @@ installed into kconform's cache (the user's own, so a build happens once per mac
 run), and one short case certified with it.
 
 Skipped, with the reason, when the registry cannot be asked or the toolchain is missing (no
-`go`, no `cargo`, no wheel for this Python). A first run builds franz-go (1-3 min on two busy
-cores), confluent-kafka-go (30-90 s, cgo) and rdkafka (librdkafka compiled: 5-10 min).
+`go`, no `cargo`, no wheel for this Python, no `node`). A first run builds franz-go (1-3 min on
+two busy cores), confluent-kafka-go (30-90 s, cgo), rdkafka (librdkafka compiled: 5-10 min) and
+confluent-kafka-javascript (3-9 min).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from kconform.fixtures.clients.registry import client_kinds
 # kind -> a short case its library is judged on (not `unsupported` for it)
 CASES = {
     "confluent-kafka": "kip714.client.handshake.instance_id",
+    "confluent-kafka-javascript": "kip714.client.handshake.instance_id",
+    "kafkajs": "kip511.client.software_identity_apache",  # judged: non-strict (ApiVersions v2)
     "franz-go": "kip714.client.handshake.opt_out",
     "sarama": "kip511.client.software_identity_apache",
     "confluent-kafka-go": "kip714.client.handshake.instance_id",

@@ -1,0 +1,308 @@
+"""The npm kinds (`kafkajs@`, `platformatic-kafka@`, `confluent-kafka-javascript@`): how a
+version is installed and identified, offline (a fake `npm` on PATH, the real `node` and driver
+files), and their drivers against the reference broker for real.
+
+The fake `npm` answers `view` with a captured version list and `install` by writing the package
+into node_modules, so the recipe (the exact pin, --engine-strict, a kind's install environment,
+one install per version under the lock, a driver copied again without reinstalling, failures
+that name their step, the `--describe` check) runs without a registry. The real tests install
+into kconform's own cache (a build of confluent-kafka-javascript takes minutes, once) and skip,
+saying why, when node, npm or the registry is missing or an install fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kconform.cli import main
+from kconform.codecs.framing import decode_request
+from kconform.fixtures.clients import (
+    ClientDriver,
+    ClientUnavailable,
+    Scenario,
+    create_driver,
+    parse_clients,
+)
+from kconform.fixtures.clients.driver import ClientRun
+from kconform.fixtures.clients.npmbuild import (
+    CONTRACT,
+    NpmDriver,
+    node_headers,
+    parse_npm_versions,
+)
+from kconform.fixtures.clients.registry import client_kinds
+from kconform.fixtures.targets.base import Capability
+from kconform.fixtures.targets.reference import ReferenceTarget
+
+NODE = pytest.mark.skipif(shutil.which("node") is None, reason="no `node` on PATH")
+KINDS = ("confluent-kafka-javascript", "kafkajs", "platformatic-kafka")
+# `npm view kafkajs versions --json`, shortened (betas and a single-digit major included)
+KAFKAJS_VIEW = '[\n  "0.1.0",\n  "1.16.0",\n  "2.0.0-beta.1",\n  "2.2.3",\n  "2.2.4",\n' \
+    '  "2.3.0-beta.3"\n]\n'  # fmt: skip
+
+FAKE_NPM = r"""#!/bin/sh
+if [ "$1" = view ]; then printf '%s' "$FAKE_NPM_VIEW"; exit 0; fi
+echo "$* CKJS_LINKING=$CKJS_LINKING nodedir=$npm_config_nodedir" >> "$FAKE_NPM_LOG"
+[ -n "$FAKE_NPM_FAIL" ] && { echo "npm error $FAKE_NPM_FAIL" >&2; exit 1; }
+spec=$(for a; do :; done; echo "$a")
+package=${spec%@*}; version=${FAKE_NPM_VERSION:-${spec##*@}}
+mkdir -p "node_modules/$package"
+printf '{"name": "%s", "version": "%s"}\n' "$package" "$version" \
+  > "node_modules/$package/package.json"
+echo "module.exports = {librdkafkaVersion: '9.9.9', Kafka: function () {}}" \
+  > "node_modules/$package/index.js"
+sleep 0.2
+"""
+
+
+@pytest.fixture
+def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").chmod(0o755)
+    log = tmp_path / "npm.log"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
+    monkeypatch.setenv("FAKE_NPM_VIEW", KAFKAJS_VIEW)
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    for name in ("FAKE_NPM_FAIL", "FAKE_NPM_VERSION", "CKJS_LINKING"):
+        monkeypatch.delenv(name, raising=False)
+    return log
+
+
+def _installs(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+@NODE
+def test_a_version_is_installed_once_and_identified_from_its_own_package(fake_npm: Path) -> None:
+    (spec,) = parse_clients("kafkajs@2.2.4")
+    drivers: list[ClientDriver] = []
+    threads = [threading.Thread(target=lambda: drivers.append(create_driver(spec)))
+               for _ in range(3)]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    driver = drivers[0]
+    assert isinstance(driver, NpmDriver) and driver.unavailable_reason() is None
+    assert (driver.implementation, driver.version, driver.capabilities) == (
+        "kafkajs", "2.2.4", frozenset())  # fmt: skip
+    (install,) = _installs(fake_npm)  # three drivers, one install
+    assert install.startswith("install ") and "--engine-strict" in install
+    assert install.split()[-3] == "kafkajs@2.2.4"
+    headers = node_headers(shutil.which("node") or "node")  # node-gyp builds against these
+    assert install.endswith(f"nodedir={headers or ''}")
+    assert json.loads((driver.packages / "package.json").read_text())["dependencies"] == {
+        "kafkajs": "2.2.4"}  # fmt: skip
+    assert (driver.folder / "node_modules").resolve() == driver.packages / "node_modules"
+    assert (driver.folder / "contract.js").read_text() == CONTRACT.read_text()
+    assert driver.executable()[-1] == str(driver.folder / "driver.js")
+
+
+@NODE
+def test_a_changed_driver_is_copied_again_without_reinstalling(
+    fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (spec,) = parse_clients("kafkajs@2.2.4")
+    before = create_driver(spec)
+    edited = tmp_path / "contract.js"
+    edited.write_text(CONTRACT.read_text() + "// edited\n")
+    monkeypatch.setattr("kconform.fixtures.clients.npmbuild.CONTRACT", edited)
+    after = create_driver(spec)
+    assert isinstance(before, NpmDriver) and isinstance(after, NpmDriver)
+    assert after.unavailable_reason() is None and after.folder != before.folder
+    assert (after.folder / "contract.js").read_text().endswith("// edited\n")
+    assert len(_installs(fake_npm)) == 1
+
+
+@NODE
+def test_a_kinds_install_environment_reaches_npm(fake_npm: Path) -> None:
+    driver = create_driver(parse_clients("confluent-kafka-javascript@1.10.1")[0])
+    assert driver.unavailable_reason() is None
+    assert " CKJS_LINKING=dynamic " in _installs(fake_npm)[0]
+    assert driver.implementation == "confluent-kafka-javascript (librdkafka 9.9.9)"
+    assert driver.capabilities == frozenset({Capability.TELEMETRY})
+
+
+@NODE
+def test_a_failed_install_names_npm_and_is_tried_again(
+    fake_npm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_FAIL", "code EBADENGINE")
+    reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
+    assert reason is not None and "installing @platformatic/kafka@2.12.1 from npm" in reason
+    assert "npm error code EBADENGINE" in reason and "exited 1" in reason
+    monkeypatch.delenv("FAKE_NPM_FAIL")
+    assert create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason() is None
+    assert len(_installs(fake_npm)) == 2  # a failed install is not kept
+
+
+@NODE
+def test_an_install_that_reports_another_version_is_refused(
+    fake_npm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_VERSION", "2.2.3")
+    reason = create_driver(parse_clients("kafkajs@2.2.4")[0]).unavailable_reason() or ""
+    assert "asked for 2.2.4" in reason and "2.2.3" in reason
+
+
+def test_versions_before_the_drivers_floor_are_unavailable_without_npm(fake_npm: Path) -> None:
+    reason = create_driver(parse_clients("kafkajs@1.15.0")[0]).unavailable_reason() or ""
+    assert "needs kafkajs 1.16.0 or newer" in reason
+    assert _installs(fake_npm) == []
+
+
+def test_without_node_the_reason_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    reason = create_driver(parse_clients("kafkajs@2.2.4")[0]).unavailable_reason() or ""
+    assert "no `node` and `npm` on PATH" in reason
+
+
+def test_npm_version_listings_parse_to_releases_oldest_first() -> None:
+    assert parse_npm_versions(KAFKAJS_VIEW) == ["0.1.0", "1.16.0", "2.2.3", "2.2.4"]
+    assert parse_npm_versions('"1.0.0"') == ["1.0.0"]  # npm prints one version as a string
+    for junk in ("npm error 404", '{"error": {}}'):
+        with pytest.raises(ClientUnavailable, match="npm printed"):
+            parse_npm_versions(junk)
+
+
+def test_the_kinds_list_their_registrys_versions_from_their_floor(fake_npm: Path) -> None:
+    (kind,) = [k for k in client_kinds() if k.name == "kafkajs"]
+    assert kind.versions is not None and kind.versions() == ["1.16.0", "2.2.3", "2.2.4"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_kinds_need_a_release_and_label_it(kind: str) -> None:
+    for text in (kind, f"{kind}@latest", f"{kind}@2.2"):
+        with pytest.raises(ValueError, match="version"):
+            parse_clients(text)
+    assert [s.label for s in parse_clients(f"{kind}@v1.2.3")] == [f"{kind}@1.2.3"]
+
+
+def test_clients_rows_list_what_npm_serves_and_what_is_installed(
+    fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    listings = tmp_path / "cache" / "clients" / "listings"
+    listings.mkdir(parents=True)
+    versions = {"kafkajs": ["1.15.0", "2.2.4"], "platformatic-kafka": ["1.35.0", "2.12.1"]}
+    for name, listed in versions.items():
+        (listings / f"{name}.json").write_text(json.dumps({"t": time.time(), "versions": listed}))
+    built = tmp_path / "cache" / "clients" / "kafkajs" / "2.2.4-abc"
+    built.mkdir(parents=True)
+    (built / ".kconform-complete").write_text("")
+    monkeypatch.setenv("FAKE_NPM_VIEW", '["1.0.0", "1.10.1"]')  # not cached: npm is asked
+    assert main(["clients"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert "obtains on first use: 2.2.4; built here: 2.2.4" in rows["kafkajs@<version>"]
+    assert "1.35.0 2.12.1" in rows["platformatic-kafka@<version>"]
+    assert "1.0.0 1.10.1" in rows["confluent-kafka-javascript@<version>"]
+    assert _installs(fake_npm) == []  # listing never installs
+
+
+# --- for real, against the reference broker ------------------------------------------------
+
+REAL = {  # the newest release of each that runs on Node 20, and what its ApiVersions carries
+    "kafkajs@2.2.4": (2, None),
+    "platformatic-kafka@1.35.0": (3, "platformatic-kafka"),
+    "confluent-kafka-javascript@1.10.1": (3, "confluent-kafka-javascript"),
+}
+# @platformatic/kafka implements FindCoordinator v4-v6 only (dist/apis/metadata) and the
+# reference advertises v0-v3 (librdkafka's mock): its consumer cannot find a group coordinator
+CANNOT_CONSUME = {"platformatic-kafka@1.35.0": "PLT_KFK_UNSUPPORTED_API"}
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[ReferenceTarget]:
+    with ReferenceTarget(brokers=1) as target:
+        yield target
+
+
+def _real(name: str) -> ClientDriver:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("no `node` and `npm` on PATH")
+    driver = create_driver(parse_clients(name)[0])
+    reason = driver.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"{name} unavailable here: {reason}")
+    return driver
+
+
+async def _run(driver: ClientDriver, bootstrap: str, config: dict[str, str],
+               scenario: Scenario, stop_after: float | None = None) -> ClientRun:  # fmt: skip
+    run = await driver.start(bootstrap, config, scenario)
+    if stop_after is not None:
+        await asyncio.sleep(stop_after)
+        await run.close_window()
+    await run.wait(scenario.seconds + 30)
+    return run
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_a_real_driver_produces_and_consumes_through_the_reference(
+    name: str, reference: ReferenceTarget
+) -> None:
+    driver = _real(name)
+    topic = f"t-{name.split('@')[0]}-{time.monotonic_ns()}"
+    reference.create_topic(topic, 1)
+    config = {"client.id": "kc-node", "kconform.no.such.key": "1"}
+    produced = asyncio.run(
+        _run(driver, reference.bootstrap, config, Scenario.produce(topic, rate=5, seconds=3))
+    )
+    names = [e.event for e in produced.events]
+    assert produced.returncode == 0 and produced.fault() is None, produced.stderr_tail()
+    assert names[0] == "config_ignored" and names[-2:] == ["closing", "closed"], names
+    assert produced.events[0].data["key"] == "kconform.no.such.key"
+    started = produced.named("started")[0].data
+    assert (started["version"], started["scenario"]) == (driver.version, "produce")
+    offsets = sorted(e.data["offset"] for e in produced.named("delivered"))
+    assert len(offsets) >= 5 and produced.named("error") == [], produced.events
+    assert all(e.data["topic"] == topic for e in produced.named("delivered"))
+    assert produced.other_output == []  # stdout holds the contract's events only
+    consumed = asyncio.run(_run(driver, reference.bootstrap, {"client.id": "kc-node"},
+                                Scenario.consume(topic, group=topic, seconds=12)))  # fmt: skip
+    assert consumed.returncode == 0 and consumed.fault() is None, consumed.stderr_tail()
+    seen = {e.data["offset"] for e in consumed.named("consumed") if e.data["topic"] == topic}
+    if name in CANNOT_CONSUME:  # the library's own error, reported, and still a clean close
+        assert [e.data["code"] for e in consumed.named("error")] == [CANNOT_CONSUME[name]]
+        assert not seen and consumed.named("closed")
+        return
+    assert seen >= set(offsets), (seen, offsets, consumed.stderr_tail())
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_a_real_driver_connects_as_its_client_id_and_closes_on_sigterm(
+    name: str, reference: ReferenceTarget
+) -> None:
+    driver = _real(name)
+    client_id = f"kc-sigterm-{time.monotonic_ns()}"
+    mark = reference.wire_log.mark()
+    run = asyncio.run(_run(driver, reference.bootstrap, {"client.id": client_id},
+                           Scenario.idle(seconds=120), stop_after=6.0))  # fmt: skip
+    names = [e.event for e in run.events]
+    assert names[0] == "started" and names[-2:] == ["closing", "closed"], names
+    assert run.returncode == 0 and not run.timed_out and run.fault() is None
+    assert run.named("closed")[0].data["seconds"] < 60  # ended by SIGTERM, not the window
+    requests = [decode_request(e.raw) for e in reference.wire_log.since(mark)
+                if e.direction == "client->broker" and e.raw]  # fmt: skip
+    own = [r for r in requests if r.header.client_id == client_id]
+    assert own, "no request carried the client.id given with --config"
+    version, software = REAL[name]
+    api_versions = [r for r in own if int(r.header.request_api_key) == 18]
+    assert api_versions and int(api_versions[0].header.request_api_version) == version
+    if software is not None:
+        assert api_versions[0].body is not None
+        assert api_versions[0].body.client_software_name == software
+        assert str(api_versions[0].body.client_software_version).startswith(driver.version)
