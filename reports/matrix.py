@@ -287,7 +287,7 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
     out.append(f"The same on every release ({', '.join(c.subject for c in cols[:1])} … "
                f"{cols[-1].subject}, {len(cols)} releases): "
                f"{sum(1 for t in same.values() if t == 'pass')} cases pass"
-               + "".join(f"; {v}: " + ", ".join(_prefix_groups(sorted(i), same))
+               + "".join(f"; {v}: " + ", ".join(_prefix_groups(sorted(i), ids))
                          for v, i in sorted(verdicts.items())) + ".")  # fmt: skip
     return "\n".join(out)
 
