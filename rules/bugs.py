@@ -96,16 +96,6 @@ AWAITING_RULE: tuple[Known, ...] = (
           "once that broker's address changes its Gets and Pushes still go to the old address",
           "KAFKA-20393 (apache/kafka#21983)", bug="java-telemetry-sticky-node-stale-address",
           fixed_in="4.2.1, 4.4.0 (no 4.3 backport)", rule="kip714.client.follows_metadata"),
-    Known("librdkafka 2.5.0", "a subscription naming only metrics librdkafka does not have "
-          "trips an assert while the push is built, and the process aborts",
-          "librdkafka CHANGELOG v2.5.3 (issue #4833, PR #4826)",
-          bug="rdk-assert-no-matching-metrics", fixed_in="2.5.3",
-          rule="kip714.client.unmatched_subscription_tolerated"),
-    Known("confluent-kafka-python 2.5.0", "its librdkafka 2.5.0 aborts the process when the "
-          "subscription matches none of the client's metrics",
-          "confluent-kafka-python CHANGELOG v2.5.0 (warning) and v2.5.3",
-          bug="ckpy-assert-no-matching-metrics", fixed_in="2.5.3",
-          rule="kip714.client.unmatched_subscription_tolerated"),
     Known("librdkafka 2.6.0-2.10.1", "the poll idle ratio is worked out per client instead of "
           "per queue, so it is wrong once queues are forwarded",
           "librdkafka CHANGELOG v2.11.0 (issue #5109, PR #5017)", bug="rdk-poll-idle-ratio-wrong",

@@ -47,6 +47,30 @@ HANDSHAKE = (
          "When a client with an active metrics subscription is being shut down",
          "A client whose subscription requests no metrics pushes nothing, not even on close.",
          behaviour="E.1"),
+    Rule("kip714.client.unmatched_subscription_tolerated", Level.MUST, "KIP-714",
+         "Client behavior", "",
+         "A subscription whose prefixes match none of the client's metrics leaves the client "
+         "working: it does not crash, and closes as it is told. The KIP plans "
+         "for such a subscription (see kip714.client.unmatched_subscription_empty_push); a client "
+         "that dies of one fails its application.", behaviour="E.1",
+         known=(Known("librdkafka 2.5.0", "a subscription naming only metrics librdkafka does "
+                      "not have trips an assert while the push is built, and the process aborts",
+                      "librdkafka CHANGELOG v2.5.3 (issue #4833, PR #4826)",
+                      bug="rdk-assert-no-matching-metrics", fixed_in="2.5.3",
+                      case="kip714.client.handshake.unmatched_tolerated"),
+                Known("confluent-kafka-python 2.5.0", "its librdkafka 2.5.0 aborts the process "
+                      "when the subscription matches none of the client's metrics",
+                      "confluent-kafka-python CHANGELOG v2.5.0 (warning) and v2.5.3",
+                      bug="ckpy-assert-no-matching-metrics", fixed_in="2.5.3",
+                      case="kip714.client.handshake.unmatched_tolerated"))),
+    Rule("kip714.client.unmatched_subscription_empty_push", Level.SHOULD, "KIP-714",
+         "Client behavior",
+         "If GetTelemetrySubscriptionsResponse.RequestedMetrics is non-empty but does not match "
+         "any metrics the client provides, then the client should send a PushTelemetryRequest at "
+         "the indicated PushIntervalMs interval with an empty metrics blob",
+         "With a subscription that matches none of its metrics the client still pushes, each "
+         "push without a metric, so the broker can tell it from a silent client.",
+         behaviour="E.1"),
     Rule("kip714.client.handshake.reget_after_interval", Level.SHOULD, "KIP-714",
          "Client behavior",
          "the client should send a new GetTelemetrySubscriptionsRequest after the PushIntervalMs "

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import functools
 import getpass
+import signal
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -122,10 +123,12 @@ async def run_client(
     config: Mapping[str, str] | None = None,
     injections: Callable[[str], Sequence[Injection]] = lambda _: (),
     scripted: ScriptedTelemetry | None = None,
+    crash_is_evidence: bool = False,
 ) -> Recording:
     """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
     proxy injections (`injections(client_id)`), or a `scripted` telemetry broker; return its
-    recording."""
+    recording. `crash_is_evidence`: a client that dies of a signal it raised itself (an abort,
+    a segfault) is what the case judges, not a driver fault (`client_crash`)."""
     skip_after_faults(client)
     client_id = check.unique("kc")
     if scenario.topic is not None:
@@ -157,7 +160,8 @@ async def run_client(
         await run.stop()
         for injection in installed:
             proxy.injections.remove(injection)
-    _judge_driver(client, run)
+    if not (crash_is_evidence and client_crash(run)):
+        _judge_driver(client, run)
     await asyncio.sleep(SETTLE)
     check.waited += scenario.seconds
     traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]
@@ -182,6 +186,21 @@ def skip_after_faults(client: ClientDriver) -> None:
             f"the driver {client.name} broke its contract in {len(faults)} cases in a row, "
             f"so its remaining cases are skipped; the last: {faults[-1]}"
         )
+
+
+CRASH_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL,
+                           signal.SIGFPE})  # fmt: skip
+"""What a library's own failure kills its process with (an assert, a bad memory access)."""
+
+
+def client_crash(run: ClientRun) -> str | None:
+    """How the client's process died of its own failure, or None: a signal of CRASH_SIGNALS
+    after it started, never one the harness sent."""
+    code = run.returncode
+    if code is None or code >= 0 or -code not in CRASH_SIGNALS or not run.named("started"):
+        return None
+    tail = run.stderr_tail(300).strip()
+    return f"killed by {signal.Signals(-code).name}" + (f"; stderr: {tail!r}" if tail else "")
 
 
 def _judge_driver(client: ClientDriver, run: ClientRun) -> None:

@@ -34,6 +34,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
     "non_monotonic_sum": ("kip714.client.payload.metric_types", "MUST"),
     "per_prefix_duplicates": ("kip714.client.payload.overlapping_prefixes", "MUST"),
+    "aborts_when_unmatched": ("kip714.client.handshake.unmatched_tolerated", "MUST"),
+    "silent_when_unmatched": ("kip714.client.handshake.unmatched_empty_push", "SHOULD"),
     "hostname_attribute": ("kip714.client.payload.privacy", "MUST"),
     "downgrade_loop": ("kip511.client.unsupported_version.retry_max", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import signal
 import socket
@@ -51,6 +52,8 @@ class Behaviour:
     downgrade_loop: bool = False
     ignores_unknown_subscription: bool = False
     per_prefix_matches: bool = False  # a metric once per requested prefix it matches
+    aborts_when_unmatched: bool = False  # dies (SIGABRT) on a subscription matching nothing
+    silent_when_unmatched: bool = False  # pushes nothing while its subscription matches nothing
     own_client_id: str | None = None  # sent instead of the client.id it is given
     start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
     # not defects: ways a correct client may differ
@@ -148,9 +151,23 @@ class Client:
                 for x in points
                 if requested == ["*"] or any(x.name.startswith(prefix) for prefix in requested)
             ]
+        if not wanted and self.b.aborts_when_unmatched:  # librdkafka 2.5.0, #4833
+            os.abort()
         resource = {"host.name": socket.gethostname()} if self.b.hostname_attribute else {}
         self.last_push_ns = now
         return build_metrics_data(wanted, resource_attributes=resource)
+
+    def payload_metrics(self) -> int:
+        """How many metrics its subscription matches (the payload's metric count)."""
+        sub = self.subscription
+        if sub is None:
+            return 0
+        requested = list(sub.requested_metrics)
+        names = ("producer.connection.creation.rate", "producer.node.request.latency.avg")
+        return sum(
+            requested == ["*"] or any((self.b.metric_prefix + n).startswith(p) for p in requested)
+            for n in names
+        )
 
     async def get(self) -> object:
         assert self.conn is not None
@@ -196,6 +213,9 @@ class Client:
             delay = 0.0 if self.b.zero_first_push_delay else random.uniform(0.5, 1.5)
             await asyncio.sleep(delay * self.interval())
             while True:
+                if self.b.silent_when_unmatched and not self.payload_metrics():
+                    await asyncio.sleep(self.interval())
+                    continue
                 answer = await self.push()
                 wait = max(self.interval(), answer.throttle_time_ms / 1000)
                 if answer.error_code == 0 or (
