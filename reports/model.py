@@ -178,19 +178,27 @@ def layered_baselines(
 
 
 def write_baseline(
-    path: Path, subject: str, results: list[CaseResult], earlier: Baseline | None = None
+    path: Path,
+    subject: str,
+    results: list[CaseResult],
+    earlier: Baseline | None = None,
+    *,
+    keep_unrun: bool = False,
 ) -> None:
     """Record the verdicts of `subject` as its baseline (sorted, one line per case). From an
     earlier baseline it keeps the `why` of each case still listed, and an entry with
     alternatives that accepts the new verdict (one run shows one of them; it does not narrow
-    what is known to vary)."""
+    what is known to vary). `keep_unrun`: a run of some cases only (`--cases`) keeps the
+    earlier verdicts of the others."""
     before = earlier.verdicts if earlier else {}
-    verdicts = {}
+    ran = {r.case_id for r in results if r.subject == subject}
+    verdicts = {k: v for k, v in before.items() if keep_unrun and k not in ran}
     for r in sorted(results, key=lambda r: r.case_id):
         if r.subject == subject:
             old = before.get(r.case_id)
             varies = old is not None and ALTERNATIVES in old and baseline_allows(old, r.verdict)
             verdicts[r.case_id] = old if varies and old else r.verdict
+    verdicts = dict(sorted(verdicts.items()))
     why = earlier.why if earlier else {}
     body: dict[str, Any] = {"subject": subject, "verdicts": verdicts}
     kept = {k: v for k, v in sorted(why.items()) if k in verdicts}

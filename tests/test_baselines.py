@@ -135,3 +135,21 @@ def test_rewriting_a_baseline_keeps_alternatives_the_new_verdict_is_one_of(
     again = read_baseline(path)
     assert again.verdicts == {"a.b": "not-applicable|pass", "c.d": "fail", "e.f": "pass"}
     assert again.why == {"a.b": "races close()", "e.f": "KAFKA-1"}
+
+
+def test_a_run_of_some_cases_updates_theirs_and_keeps_the_others(tmp_path: Path) -> None:
+    """`kconform matrix run --cases`: a case added later joins the baselines without the
+    release's other cases being run again."""
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({
+        "subject": "java:9.9.9", "verdicts": {"a.b": "fail", "c.d": "pass"},
+        "why": {"a.b": "KAFKA-1"},
+    }))  # fmt: skip
+    (new,) = [_result("non-strict", None)]
+    new.case_id = "e.f"
+    write_baseline(path, "java:9.9.9", [new], read_baseline(path), keep_unrun=True)
+    again = read_baseline(path)
+    assert again.verdicts == {"a.b": "fail", "c.d": "pass", "e.f": "non-strict"}
+    assert again.why == {"a.b": "KAFKA-1"}
+    write_baseline(path, "java:9.9.9", [new], read_baseline(path))
+    assert read_baseline(path).verdicts == {"e.f": "non-strict"}

@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "(kind@version, as --client takes them)")  # fmt: skip
     run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
     run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
+    run.add_argument("--cases", default="",
+                     help="only these cases (as `kconform run --cases`); --write-baselines then "
+                     "updates their verdicts and keeps the others'")  # fmt: skip
     run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
     run.add_argument("--write-baselines", action="store_true",
                      help="record each subject's verdicts in baselines/ (whys kept)")  # fmt: skip
@@ -153,7 +156,8 @@ def _run_releases(args: argparse.Namespace) -> int:
         command = [sys.executable, "-m", "pytest", *suites, "-c", os.devnull, "--rootdir",
                    str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
                    "-q", "--assert=plain", "--kconform-results", str(results),
-                   "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED]  # fmt: skip
+                   "--kconform-volumes", str(folder / "volumes"), *flags, *UNGATED,
+                   *(["--cases", args.cases] if args.cases else [])]  # fmt: skip
         started = time.monotonic()
         code = pytest_run(command, folder / "pytest.log")
         took = time.monotonic() - started
@@ -167,7 +171,7 @@ def _run_releases(args: argparse.Namespace) -> int:
         if counts.get("error"):
             worst = EXIT_ERRORS
         if args.write_baselines:
-            _record(subject, name, RunResults.read(results).results)
+            _record(subject, name, RunResults.read(results).results, bool(args.cases))
     return worst
 
 
@@ -177,7 +181,7 @@ def pytest_run(command: list[str], log: Path) -> int:
         return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
 
 
-def _record(subject: str, name: str, results: list[CaseResult]) -> None:
+def _record(subject: str, name: str, results: list[CaseResult], keep_unrun: bool) -> None:
     """Write `baselines/<name>.json`, saying which verdicts changed (their whys need a look). A
     3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
     them (reports.model.layered_baselines)."""
@@ -185,7 +189,7 @@ def _record(subject: str, name: str, results: list[CaseResult]) -> None:
 
     target = BASELINES / f"{name}.json"
     earlier = read_baseline(target) if target.is_file() else None
-    write_baseline(target, subject, results, earlier)
+    write_baseline(target, subject, results, earlier, keep_unrun=keep_unrun)
     written = read_baseline(target)
     if name.endswith("-3brokers"):
         single = BASELINES / f"{name.removesuffix('-3brokers')}.json"
