@@ -98,9 +98,24 @@ soak-apache: $(STAMP)
 MATRIX_RELEASES ?= 3.7.0 3.7.1 3.7.2 3.8.0 3.8.1 3.9.0 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 \
   4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
 MATRIX_CLUSTER ?= 4.4.0
+# The client libraries, each certified against the reference: every minor of confluent-kafka
+# since KIP-714 came (2.5.0) at its newest patch, and for each other kind its newest release and
+# the releases on either side of a cited bug (docs/bugs.md). Java: each release above.
+MATRIX_CLIENTS ?= confluent-kafka@2.5.0 confluent-kafka@2.5.3 confluent-kafka@2.6.1 \
+  confluent-kafka@2.7.0 confluent-kafka@2.8.2 confluent-kafka@2.9.0 confluent-kafka@2.10.0 \
+  confluent-kafka@2.10.1 confluent-kafka@2.11.1 confluent-kafka@2.12.2 confluent-kafka@2.13.2 \
+  confluent-kafka@2.14.2 confluent-kafka@2.15.1 confluent-kafka@2.16.1 \
+  confluent-kafka-go@v2.5.0 confluent-kafka-go@v2.10.0 confluent-kafka-go@v2.10.1 \
+  confluent-kafka-go@v2.15.0 confluent-kafka-javascript@1.0.0 confluent-kafka-javascript@1.3.0 \
+  confluent-kafka-javascript@1.3.2 confluent-kafka-javascript@1.10.1 rdkafka@0.39.0 \
+  franz-go@v1.19.5 franz-go@v1.20.7 franz-go@v1.21.3 franz-go@v1.21.4 franz-go@v1.21.7 \
+  franz-go@v1.22.3 sarama@v1.46.1 sarama@v1.46.2 sarama@v1.46.3 sarama@v1.47.0 sarama@v1.61.1 \
+  kafkajs@1.16.0 kafkajs@2.2.4 platformatic-kafka@1.11.0 platformatic-kafka@1.35.0 \
+  aiokafka@0.11.0 aiokafka@0.14.0
 matrix: $(STAMP)
 	KCONFORM_KAFKA_DISTS= SPARK_LOCAL_IP=127.0.0.1 $(BIN)/kconform matrix run --write-baselines \
-	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER)
+	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER) \
+	  --clients $(subst $(space),$(comma),$(strip $(MATRIX_CLIENTS)))
 	$(BIN)/kconform matrix render
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over every package

@@ -41,6 +41,7 @@ SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
     "confluent-kafka-python": ("confluent-kafka",),
     "franz-go": ("franz-go",),
     "Sarama": ("sarama",),
+    "confluent-kafka-javascript": ("confluent-kafka-javascript",),
 }
 """The subject kinds whose baselines speak for a system; a system missing has no driver."""
 BUNDLED = frozenset({"librdkafka"})
