@@ -222,18 +222,18 @@ PAYLOAD = (
                       "client type's metrics, pushes with a null Metrics, which the broker "
                       "answers by closing the connection, push after push",
                       f"{_RDK_2101} (issue #5106, PR #4912)", bug="rdk-null-metrics-payload",
-                      fixed_in="2.10.1", case="kip714.client.payload.valid_otlp"),
+                      fixed_in="2.10.1", case="kip714.client.payload.unmatched_not_null"),
                 Known("confluent-kafka-javascript v0.3.0-v1.3.0", "pushes a null Metrics and is "
                       "disconnected after each push, as its librdkafka (2.6.0-2.10.0) does",
                       "confluent-kafka-javascript CHANGELOG ('References librdkafka' lines)",
                       bug="ckjs-null-metrics-payload", fixed_in="v1.3.2",
-                      case="kip714.client.payload.valid_otlp"),
+                      case="kip714.client.payload.unmatched_not_null"),
                 Known("confluent-kafka-dotnet on librdkafka 2.5.0-2.10.0", "consumers fail soon "
                       "after the instance id changes, which a maintainer puts down to "
                       "librdkafka's null Metrics push", "confluentinc/confluent-kafka-dotnet#2399",
                       bug="ckdotnet-telemetry-consumer-crash",
                       fixed_in="the first release on librdkafka 2.10.1",
-                      case="kip714.client.payload.valid_otlp"),
+                      case="kip714.client.payload.unmatched_not_null"),
                 Known("franz-go v1.19.0-v1.21.3", "an application metric attribute of a type it "
                       "cannot encode leaves a dangling protobuf tag; the broker answers "
                       "INVALID_RECORD and the client stops pushing for good",

@@ -5,6 +5,8 @@ non-empty but does not match any metrics the client provides, then the client sh
 PushTelemetryRequest at the indicated PushIntervalMs interval with an empty metrics blob").
 librdkafka 2.5.0 aborted its process on such a subscription (#4833): a client that dies of it
 fails a MUST (`kip714.client.unmatched_subscription_tolerated`), one that stops pushing a SHOULD.
+librdkafka up to 2.10.0 pushed a null Metrics there (#5106): Metrics is not nullable, so that
+push is malformed (`kip714.client.payload.otlp`, MUST).
 """
 
 from __future__ import annotations
@@ -95,3 +97,25 @@ async def test_unmatched_empty_push(
             carrying.append(f"push {number}: " + (problem or f"{len(points)} points, e.g. "
                                                    f"{points[0].name}"))  # fmt: skip
     check.expect("pushes carrying a metric (or undecodable)", [], carrying[:10])
+
+
+@case(
+    "kip714.client.payload.unmatched_not_null",
+    rules=["kip714.client.payload.otlp"],
+    title="A subscription matching none of its metrics gets pushes whose Metrics is not null",
+    spec="KIP-714 PushTelemetryRequest (Metrics: bytes, not nullable); Client behavior ('an "
+    f"empty metrics blob'); subscription {UNMATCHED!r}; librdkafka #5106",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+    shares="unmatched",
+)
+async def test_unmatched_not_null(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await _unmatched_run(check, client, client_target)
+    pushes = [e for e in recording.traffic.pushes if e.request is not None]
+    check.precondition("PushTelemetry requests the client sent", ">= 1", len(pushes),
+                       ok=bool(pushes))  # fmt: skip
+    nulls = [f"push {n}" for n, push in enumerate(pushes, 1) if push.request.metrics is None]
+    check.expect("pushes with a null Metrics (the field is not nullable)", [], nulls[:10])

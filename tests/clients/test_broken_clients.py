@@ -36,6 +36,7 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "per_prefix_duplicates": ("kip714.client.payload.overlapping_prefixes", "MUST"),
     "aborts_when_unmatched": ("kip714.client.handshake.unmatched_tolerated", "MUST"),
     "silent_when_unmatched": ("kip714.client.handshake.unmatched_empty_push", "SHOULD"),
+    "null_when_unmatched": ("kip714.client.payload.unmatched_not_null", "MUST"),
     "hostname_attribute": ("kip714.client.payload.privacy", "MUST"),
     "downgrade_loop": ("kip511.client.unsupported_version.retry_max", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),

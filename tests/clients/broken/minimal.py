@@ -54,6 +54,7 @@ class Behaviour:
     per_prefix_matches: bool = False  # a metric once per requested prefix it matches
     aborts_when_unmatched: bool = False  # dies (SIGABRT) on a subscription matching nothing
     silent_when_unmatched: bool = False  # pushes nothing while its subscription matches nothing
+    null_when_unmatched: bool = False  # a null Metrics while its subscription matches nothing
     own_client_id: str | None = None  # sent instead of the client.id it is given
     start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
     # not defects: ways a correct client may differ
@@ -185,8 +186,10 @@ class Client:
         data = self.payload(list(sub.requested_metrics), bool(sub.delta_temporality))
         kind = next((t for t in sub.accepted_compression_types if t in SUPPORTED_COMPRESSION), 0)
         kind = kind if len(data) > 1000 else 0
-        metrics = compress(data, kind)
-        if len(metrics) > sub.telemetry_max_bytes:  # reduce: send what fits (nothing)
+        metrics: bytes | None = compress(data, kind)
+        if self.b.null_when_unmatched and not self.payload_metrics():  # librdkafka <= 2.10.0
+            metrics = None
+        if metrics is not None and len(metrics) > sub.telemetry_max_bytes:  # send what fits
             kind, metrics = 0, b""
         body = PushTelemetryRequest(
             client_instance_id=self.instance_id,
@@ -195,7 +198,7 @@ class Client:
             compression_type=kind,
             metrics=metrics,
         )
-        return (await self.conn.request(body, 0)).body
+        return (await self.conn.request(body, 0, strict=metrics is not None)).body
 
     def interval(self) -> float:
         ms = getattr(self.subscription, "push_interval_ms", 0) or 0
