@@ -236,13 +236,16 @@ PUSH = (
                       f"{CMM} catches Throwable (commit 82ea9d0f)"),
                 Known("Apache 4.2.2, 4.3.1, 4.4.0", "conforms: INVALID_RECORD once the "
                       "decompressed bytes pass telemetry.max.bytes", _BOUNDED),
-                Known("Apache 3.8.0-3.8.x, 3.9.0-3.9.2, 4.0.0-4.0.2, 4.1.0-4.1.2, 4.2.0, 4.3.0",
+                Known("Apache 3.8.0-3.8.x, 3.9.0-3.9.2, 4.0.0-4.0.2, 4.1.0-4.1.2, 4.2.0-4.2.1, "
+                      "4.3.0",
                       "inflates a pushed payload with no cap on its output, so a tiny compressed "
                       "push can grow without bound before it is exported",
                       "apache/kafka#22327 (MINOR, no JIRA; commit 68a8d45b)",
                       bug="ak-telemetry-decompression-unbounded",
-                      fixed_in="4.4.0; backports in 4.3.1, 4.2.1 or 4.2.2, 4.1.3, 4.0.3 (3.9.3 "
-                      "and 3.8.2 perhaps never released)",
+                      fixed_in="4.4.0; backports in 4.3.1, 4.2.2, 4.1.3, 4.0.3 (measured by "
+                      "kip714.push.size_limit.after_compression: 4.2.1 still answers NONE to a "
+                      "push inflating to 3 x telemetry.max.bytes, 4.2.2 INVALID_RECORD; 3.9.3 and "
+                      "3.8.2 perhaps never released)",
                       case="kip714.security.bomb.not_exported",
                       missed="with -Xmx512m inflating the bomb exhausts the heap, and "
                       "ClientMetricsManager catches the Throwable and rejects the push: nothing "
