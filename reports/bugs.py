@@ -160,6 +160,15 @@ def figure(columns: Sequence[Column]) -> tuple[int, int, int]:
     return sum(h.caught for h in held), len(held), sum(bool(h.flagged) for h in holdings)
 
 
+def bug_figure(columns: Sequence[Column]) -> str:
+    """The README's sentence: the bug record held to the baselines (`figure`)."""
+    caught, held, flagged = figure(columns)
+    return (f"**{caught} of {held} public bugs caught in the release that had them, {flagged} "
+            f"flagged in a release that fixed them** ({len(BUGS)} bugs on record; "
+            f"[docs/bugs.md](docs/bugs.md) lists each with its verdicts and explains every "
+            "miss).")  # fmt: skip
+
+
 def render_markdown(columns: Sequence[Column]) -> str:
     """docs/bugs.md from the bug record and these baselines, a system's bugs together (in the
     rule book's order)."""

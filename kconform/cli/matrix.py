@@ -89,12 +89,14 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
 
 def readme_tables(baselines: Path, text: str) -> str:
     """`text` (the README) with its release tables rendered from the baselines again."""
+    from kconform.reports.bugs import bug_figure
     from kconform.reports.matrix import load_columns, render_release_summary, replace_summary
 
     try:
         columns = load_columns(sorted(baselines.glob("*.json")))
         for kind in SUMMARY_KINDS:
             text = replace_summary(text, kind, render_release_summary(columns, kind))
+        text = replace_summary(text, "bugs", bug_figure(columns))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return text
