@@ -90,6 +90,11 @@ async def test_requires_advertisement(
     check.expect("telemetry requests to brokers without keys 71/72", [], sent[:10])
 
 
+SILENCE_INTERVALS = 3
+"""Intervals without a telemetry request after a Null-id Get that show the client stopped:
+an accepting client pushes within 1.5 intervals of a Get (the KIP's first-push jitter)."""
+
+
 async def _id_run(
     check: Check, client: ClientDriver, target: BrokerTarget, *, null_echo: bool
 ) -> Recording:
@@ -151,6 +156,18 @@ def _expect_assigned_id(check: Check, recording: Recording, *, null_echo: bool) 
         later_than_null = (
             [] if nulled is None else recording.traffic.after(nulled.sent, *TELEMETRY_KEYS)
         )
+        closing = recording.run.named("closing")
+        interval = SILENCE_INTERVALS * 0.3  # the scripted PushIntervalMs is 300 ms
+        silent = (recording.run.monotonic(closing[0]) - nulled.sent
+                  if nulled is not None and closing else 0.0)  # fmt: skip
+        if nulled is not None and not later_than_null and silent >= interval:
+            # a client that accepts Null goes on (ruling 5); one that stops is not accepting it
+            check.expect(
+                f"telemetry requests in the {silent:.1f} s after the Get answered with a Null "
+                f"ClientInstanceId (>= {SILENCE_INTERVALS} x PushIntervalMs 300 ms)",
+                ">= 1", 0,
+            )  # fmt: skip
+            return
         check.precondition(
             "a telemetry request after the Get answered with a Null ClientInstanceId",
             ">= 1",
