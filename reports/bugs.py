@@ -45,6 +45,7 @@ SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
 }
 """The subject kinds whose baselines speak for a system; a system missing has no driver."""
 BUNDLED = frozenset({"librdkafka"})
+DEVIATIONS = frozenset({"fail", "non-strict", "error"})
 """Systems run inside another's subjects, whose release the subject's name does not give."""
 
 
@@ -59,9 +60,14 @@ class Cell:
 
     @property
     def outcome(self) -> str:
-        """The outcome: pass, non-pass, or varies (a baseline that accepts both)."""
-        passes = {v == "pass" for v in baseline_verdicts(self.entry)}
-        return "varies" if len(passes) == 2 else "pass" if True in passes else "non-pass"
+        """pass, non-pass (a judged deviation: fail, non-strict, error), varies (a baseline
+        that accepts both) or not judged (not-applicable, unsupported, skipped: the case saw
+        nothing to judge, which catches nothing)."""
+        verdicts = set(baseline_verdicts(self.entry))
+        if not verdicts & (DEVIATIONS | {"pass"}):
+            return "not judged"
+        deviates = bool(verdicts & DEVIATIONS)
+        return "varies" if deviates and "pass" in verdicts else "non-pass" if deviates else "pass"
 
 
 def _split(subject: str) -> tuple[str, Version | None]:
