@@ -75,11 +75,11 @@ test-harness: $(STAMP)
 
 # Client libraries at a version, held to their baselines/<kind>@<version>.json: the newest
 # release of each kind that builds within minutes, and an older one whose cited bug a case
-# catches (docs/bugs.md: librdkafka 2.5.0's abort, franz-go before v1.21.4, Sarama's v0
-# fallback before v1.46.2). rdkafka and confluent-kafka-javascript compile librdkafka (4-10 min
-# each on two cores) and every other version runs in `make matrix` (MATRIX_CLIENTS).
-GATE_CLIENTS ?= confluent-kafka@2.5.0 franz-go@v1.22.3 franz-go@v1.21.3 sarama@v1.61.1 \
-  sarama@v1.46.1 confluent-kafka-go@v2.15.0 kafkajs@2.2.4 platformatic-kafka@1.35.0 aiokafka@0.14.0
+# catches (docs/bugs.md: librdkafka 2.5.0's abort, Sarama's v0 fallback before v1.46.2).
+# rdkafka and confluent-kafka-javascript compile librdkafka (4-10 min each on two cores) and
+# every other version runs in `make matrix` (MATRIX_CLIENTS).
+GATE_CLIENTS ?= confluent-kafka@2.5.0 franz-go@v1.22.3 sarama@v1.61.1 sarama@v1.46.1 \
+  confluent-kafka-go@v2.15.0 kafkajs@2.2.4 platformatic-kafka@1.35.0 aiokafka@0.14.0
 
 # The soaks side by side: each mostly waits on its clients' 5 s push intervals.
 SOAKS := soak-reference $(if $(HAVE_RELEASES),soak-apache)
