@@ -205,4 +205,6 @@ def write_baseline(
     if kept:
         body["why"] = kept
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(body, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(body, indent=1, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8"
+    )

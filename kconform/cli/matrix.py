@@ -197,7 +197,7 @@ def _record(subject: str, name: str, results: list[CaseResult], keep_unrun: bool
         body["verdicts"] = {k: v for k, v in written.verdicts.items() if general.get(k) != v}
         body["why"] = {k: v for k, v in written.why.items() if k in body["verdicts"]}
         body = {"subject": subject, "brokers": 3, **{k: body[k] for k in ("verdicts", "why")}}
-        target.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        target.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written = read_baseline(target)
     before = earlier.verdicts if earlier else {}
     for case_id, verdict in written.verdicts.items():
