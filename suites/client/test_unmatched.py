@@ -114,8 +114,8 @@ async def test_unmatched_not_null(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     recording = await _unmatched_run(check, client, client_target)
-    pushes = [e for e in recording.traffic.pushes if e.request is not None]
-    check.precondition("PushTelemetry requests the client sent", ">= 1", len(pushes),
-                       ok=bool(pushes))  # fmt: skip
-    nulls = [f"push {n}" for n, push in enumerate(pushes, 1) if push.request.metrics is None]
+    requests = [e.request for e in recording.traffic.pushes if e.request is not None]
+    check.precondition("PushTelemetry requests the client sent", ">= 1", len(requests),
+                       ok=bool(requests))  # fmt: skip
+    nulls = [f"push {n}" for n, body in enumerate(requests, 1) if body.metrics is None]
     check.expect("pushes with a null Metrics (the field is not nullable)", [], nulls[:10])
