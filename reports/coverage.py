@@ -114,10 +114,12 @@ def method_spans(report: Report) -> dict[tuple[str, str, str], tuple[int, int]]:
     method (of any class of the same file) begins. A compiled lambda (`$anonfun$m$1`,
     `lambda$m$0`) lies inside its method, so it ends no span."""
     by_file: dict[str, list[tuple[int, str, str, str]]] = {}
-    for cls in report.classes.values():
-        for m in cls.methods:
+    for owner in report.classes.values():
+        for m in owner.methods:
             if m.line and lambda_owner(m.name) == m.name:
-                by_file.setdefault(cls.sourcefile, []).append((m.line, cls.name, m.name, m.desc))
+                by_file.setdefault(owner.sourcefile, []).append(
+                    (m.line, owner.name, m.name, m.desc)
+                )
     spans: dict[tuple[str, str, str], tuple[int, int]] = {}
     for sourcefile, starts in by_file.items():
         starts.sort()
@@ -158,16 +160,15 @@ def build_model(
             owner = lambda_owner(m.name)
             if not entry.covers_method(m.name):
                 continue
-            key = owner if owner != m.name else f"{m.name}{m.desc}"
-            group = grouped.setdefault(key, {"name": owner, "desc": m.desc, "counters": {},
-                                             "lines": []})  # fmt: skip
+            # a method, its overloads and its lambdas are one row: the source reads that way
+            group = grouped.setdefault(owner, {"name": owner, "counters": {}, "lines": []})
             _add(group["counters"], m.counters)
             span = spans.get((name, m.name, m.desc))
             if span is not None:
                 group["lines"].append(list(span))
         methods = list(grouped.values())
         for g in methods:
-            g["lines"] = sorted(g["lines"])
+            g["lines"] = _merged(g["lines"])
             text = sources.get(cls.sourcefile)
             file = files.setdefault(cls.sourcefile, {"lines": {}, "source": text is not None})
             for first, last in g["lines"]:
@@ -175,19 +176,32 @@ def build_model(
                     ln = run.lines.get(cls.sourcefile, {}).get(nr)
                     row: dict[str, Any] = {"text": _source_line(text, nr)}
                     if ln is not None:
+                        reached = attribution.get((cls.sourcefile, nr), [])
                         row.update(mi=ln.mi, ci=ln.ci, mb=ln.mb, cb=ln.cb, status=ln.status,
-                                   cases=[[c, b] for c, b in attribution.get((cls.sourcefile, nr), [])])  # fmt: skip
+                                   cases=[[c, b] for c, b in reached])  # fmt: skip
                     file["lines"][str(nr)] = row
         total: dict[str, list[int]] = {}
         for g in methods:
             _add(total, {k: (v[0], v[1]) for k, v in g["counters"].items()})
+        methods.sort(key=lambda g: g["lines"][0][0] if g["lines"] else 0)
         classes.append({"name": name, "sourcefile": cls.sourcefile, "why": entry.why,
                         "all_methods": not entry.methods, "counters": total,
-                        "methods": sorted(methods, key=lambda g: g["lines"][0][0] if g["lines"] else 0)})  # fmt: skip
+                        "methods": methods})  # fmt: skip
     totals: dict[str, list[int]] = {}
     for c in classes:
         _add(totals, {k: (v[0], v[1]) for k, v in c["counters"].items()})
     return {"classes": classes, "files": files, "totals": totals}
+
+
+def _merged(spans: list[list[int]]) -> list[list[int]]:
+    """Sorted spans, overlapping or touching ones joined (a lambda's span lies in its method's)."""
+    out: list[list[int]] = []
+    for first, last in sorted(spans):
+        if out and first <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], last)
+        else:
+            out.append([first, last])
+    return out
 
 
 def _source_line(text: str | None, nr: int) -> str | None:

@@ -18,9 +18,9 @@ from kconform.reports.common import slug
 from kconform.reports.html_style import esc, page
 
 STYLE = """<style>
-.cov td.pct{text-align:right;white-space:nowrap}.cov .bar{display:inline-block;height:8px;
-background:#3a9e4f;vertical-align:middle}.cov .barbg{display:inline-block;width:60px;height:8px;
-background:#d3343a;vertical-align:middle;margin-right:5px}
+.cov td.pct{text-align:right;white-space:nowrap}.cov .bar{position:absolute;left:0;top:0;
+height:8px;background:#3a9e4f}.cov .barbg{position:relative;display:inline-block;width:60px;
+height:8px;background:#d3343a;vertical-align:middle;margin-right:5px}
 table.src{border-collapse:collapse;width:100%}table.src td{border:0;padding:0 6px;
 font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;vertical-align:top}
 table.src td.nr{color:#5f6b76;text-align:right;width:1%}table.src td.br{width:1%;color:#333}
@@ -38,7 +38,9 @@ def _pct(pair: Sequence[int] | None) -> str:
         return '<td class="pct muted">&ndash;</td>'
     share = covered / total
     bar = f'<span class="barbg"><span class="bar" style="width:{share * 60:.0f}px"></span></span>'
-    return f'<td class="pct">{bar}{share:.0%} <span class="muted small">{covered}/{total}</span></td>'
+    return (
+        f'<td class="pct">{bar}{share:.0%} <span class="muted small">{covered}/{total}</span></td>'
+    )
 
 
 def page_name(model: Mapping[str, Any]) -> str:
@@ -56,13 +58,14 @@ def render_coverage_section(models: Sequence[Mapping[str, Any]]) -> str:
     for model in models:
         totals = model.get("totals", {})
         parts.append(
-            f"<h3>{esc(model.get('target'))} <span class=\"muted small\">(JaCoCo "
+            f'<h3>{esc(model.get("target"))} <span class="muted small">(JaCoCo '
             f"{esc(model.get('jacoco'))}, {esc(model.get('nodes'))} node(s), "
-            f"{len(model.get('cases', []))} case(s); <a href=\"{esc(page_name(model))}\">source "
+            f'{len(model.get("cases", []))} case(s); <a href="{esc(page_name(model))}">source '
             "with the cases that reach each line</a>)</span></h3>"
-            "<table class=\"counts\"><thead><tr><th>class / method</th><th>lines</th>"
+            '<table class="counts"><thead><tr><th>class / method</th><th>lines</th>'
             "<th>branches</th></tr></thead><tbody>"
-            f"<tr><th>all chosen code</th>{_pct(totals.get('LINE'))}{_pct(totals.get('BRANCH'))}</tr>"
+            "<tr><th>all chosen code</th>"
+            f"{_pct(totals.get('LINE'))}{_pct(totals.get('BRANCH'))}</tr>"
         )
         for cls in model.get("classes", []):
             anchor = slug(cls["name"])
@@ -123,7 +126,8 @@ def render_coverage_page(model: Mapping[str, Any]) -> str:
     for cls in model.get("classes", []):
         lines = files.get(cls["sourcefile"], {}).get("lines", {})
         body.append(f'<h2 id="{slug(cls["name"])}">{esc(cls["name"].replace("/", "."))}</h2>'
-                    f'<p class="muted small">{esc(cls["sourcefile"])}: {esc(cls["why"])}</p>')  # fmt: skip
+                    f'<p class="muted small">{esc(cls["sourcefile"])}: '
+                    f"{esc(cls['why'])}</p>")  # fmt: skip
         for m in cls["methods"]:
             body.append(f"<h3><code>{esc(m['name'])}</code></h3>")
             rows = []

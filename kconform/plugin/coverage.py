@@ -111,11 +111,17 @@ class CoverageSession:
         sources = _sources(version, run)
         model = build_model(run, attribute(per_case), sources=sources)
         cases = [case for _, case in self.dumps[label]]
+        missing = jacoco.resolve_sources(version, cache_root())
         model.update(
-            target=label, release=version, jacoco=self.tools.version, nodes=len(agent.ports),
-            cases=sorted(set(cases)), lost=agent.lost,
-            sources_missing=sorted(a for a, j in jacoco.resolve_sources(version, cache_root()).items() if j is None),
-            chosen=[{"name": c.name, "methods": list(c.methods), "why": c.why} for c in BROKER_CLASSES],
+            target=label,
+            release=version,
+            jacoco=self.tools.version,
+            nodes=len(agent.ports),
+            cases=sorted(set(cases)),
+            lost=agent.lost,
+            sources_missing=sorted(a for a, jar in missing.items() if jar is None),
+            chosen=[{"name": c.name, "methods": list(c.methods), "why": c.why}
+                    for c in BROKER_CLASSES],
         )  # fmt: skip
         (folder / COVERAGE_JSON).write_text(json.dumps(model, indent=1), "utf-8")
 
@@ -194,7 +200,9 @@ def coverage_folder(config: pytest.Config) -> Path:
     results = config.getoption("--kconform-results")
     import tempfile
 
-    return (Path(results).parent if results else Path(tempfile.mkdtemp(prefix="kconform-"))) / "coverage"
+    return (
+        Path(results).parent if results else Path(tempfile.mkdtemp(prefix="kconform-"))
+    ) / "coverage"
 
 
 def session_of(config: pytest.Config) -> CoverageSession | None:
