@@ -43,6 +43,8 @@ SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
 BASELINES_DIR = Path(kconform.baselines.__file__).resolve().parent
 DEFAULT_OUT = Path("reports") / "out"
 VOLUMES_DIR = "volumes"
+COVERAGE_DIR = "coverage"
+"""The report folder's subfolder for --coverage (`coverage/<target>/coverage.json` each)."""
 """The report folder's subfolder for the volume runs (`volumes/<target>/`), from every worker."""
 
 
@@ -66,6 +68,7 @@ class RunOptions:
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
     jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
     client_timeout: float | None = None  # seconds to a client's first request (None: 30)
+    coverage: bool = False  # --coverage: JaCoCo on apache nodes, a section in the report
 
 
 def default_baselines(subjects: str) -> list[Path]:
@@ -180,6 +183,10 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
         args += ["--cases", options.cases]
     if options.client_timeout is not None:
         args += ["--client-timeout", str(options.client_timeout)]
+    if options.coverage:
+        args.append("--coverage")
+        if report is not None:
+            args += ["--kconform-coverage", str(report / COVERAGE_DIR)]
     baselines = list(options.baselines)
     if options.use_default_baselines:
         subjects = options.targets
@@ -365,7 +372,30 @@ def write_reports(
     from kconform.reports.junit import write_junit
 
     write_junit(results, junit or (out / "junit.xml"))
-    write_html(results, out, previous=previous, extra_sections=_volume_sections(out))
+    sections = [*_volume_sections(out), *_coverage_sections(out)]
+    write_html(results, out, previous=previous, extra_sections=sections)
+
+
+def _coverage_sections(out: Path) -> list[str]:
+    """The --coverage section, and a source page per target beside index.html."""
+    import json
+
+    from kconform.reports.html_coverage import (
+        page_name,
+        render_coverage_page,
+        render_coverage_section,
+    )
+
+    models = []
+    for path in sorted((out / COVERAGE_DIR).glob("*/coverage.json")):
+        try:
+            model = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"kconform: coverage {path} not shown: {exc}", file=sys.stderr)
+            continue
+        (out / page_name(model)).write_text(render_coverage_page(model), "utf-8")
+        models.append(model)
+    return [render_coverage_section(models)] if models else []
 
 
 def _volume_sections(out: Path) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 # order, each is imported by pytest before another imports it (its asserts can be rewritten).
 pytest_plugins = [
     "kconform.plugin.options",
+    "kconform.plugin.coverage",
     "kconform.plugin.state",
     "kconform.plugin.verdicts",
     "kconform.plugin.fixtures",

@@ -20,7 +20,7 @@ from kconform.fixtures.targets.registry import (
     targets_help,
 )
 
-__all__ = ["HYPOTHESIS_PROFILE_ENV", "target_specs"]
+__all__ = ["HYPOTHESIS_PROFILE_ENV", "check_coverage_targets", "target_specs"]
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 
@@ -98,6 +98,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "closed (default 30); a driver that hangs then costs a case this much",
     )  # fmt: skip
     group.addoption(
+        "--coverage", action="store_true",
+        help="JaCoCo on the broker nodes (apache targets): which of Apache's KIP-511/KIP-714 "
+        "code each case reaches, in the report (docs/coverage.md)",
+    )  # fmt: skip
+    group.addoption(
+        "--kconform-coverage", default=None,
+        help="folder for --coverage's dumps and coverage.json (default: coverage/ beside "
+        "--kconform-results)",
+    )  # fmt: skip
+    group.addoption(
         "--kconform-shard", default=None,
         help="i/N: run only worker i's fixed share of the cases (a run split over machines)",
     )  # fmt: skip
@@ -152,4 +162,18 @@ def pytest_configure(config: pytest.Config) -> None:
         "one does work they all share (a Spark session, a produced workload)",
     )
     settings.load_profile(config.getoption("--kconform-profile"))
-    target_specs(config)  # a bad --target fails here, before any test runs
+    specs = target_specs(config)  # a bad --target fails here, before any test runs
+    if config.getoption("--coverage"):
+        check_coverage_targets(specs)
+
+
+def check_coverage_targets(specs: list[TargetSpec]) -> None:
+    """--coverage needs targets whose nodes are JVMs the harness starts (the kind says so)."""
+    from kconform.fixtures.targets.registry import target_kind
+
+    without = [s.label for s in specs if not target_kind(s.kind).jvm_agent]
+    if without:
+        raise pytest.UsageError(
+            f"--coverage needs targets whose JVMs kconform starts (apache:<version>); "
+            f"{', '.join(without)} cannot carry the JaCoCo agent"
+        )

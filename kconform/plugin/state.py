@@ -23,6 +23,7 @@ from kconform.engine.results import CaseResult
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError, TargetUnavailable
 from kconform.fixtures.targets.registry import TargetSpec, create_target
+from kconform.plugin.coverage import COVERAGE, STARTUP, CoverageSession, coverage_folder
 from kconform.plugin.items import case_info, subject_label
 from kconform.reports.model import RunResults, layered_baselines
 
@@ -57,6 +58,9 @@ class RunState:
         self.interrupted = False  # set when the session ends interrupted (pytest_sessionfinish)
         self._runtime: LoopThread | None = None
         self._flushed = 0.0
+        self.coverage: CoverageSession | None = None
+        if config.getoption("--coverage", False):
+            self.coverage = config.stash[COVERAGE] = CoverageSession(coverage_folder(config))
 
     @property
     def runtime(self) -> LoopThread:
@@ -70,6 +74,8 @@ class RunState:
         if spec.label not in self.targets:
             target = create_target(spec)
             try:
+                if self.coverage is not None:
+                    self.coverage.attach(spec.label, target)
                 target.start()
             except TargetUnavailable as exc:
                 self.unavailable[spec.label] = exc.reason
@@ -77,6 +83,8 @@ class RunState:
             except TargetError as exc:
                 self.unavailable[spec.label] = f"failed to start: {exc}"
                 pytest.skip(f"target {spec.label} failed to start: {exc}")
+            if self.coverage is not None:
+                self.coverage.dump(spec.label, STARTUP)
             withheld = self.withheld & target.capabilities
             if withheld:  # as if the target lacked them (precondition self-test, rehearsals)
                 target.capabilities = target.capabilities - withheld
@@ -129,8 +137,12 @@ class RunState:
             self.results.write(fallback)
 
     def close(self) -> None:
+        if self.coverage is not None:
+            self.coverage.finish()  # while the targets run
         for target in self.targets.values():
             target.stop()
+        if self.coverage is not None:
+            self.coverage.write_reports()
         if self._runtime is not None:
             self._runtime.stop()
         self.results.finished = time.time()

@@ -1,0 +1,149 @@
+"""The "Coverage" section of the HTML report, and one page per target with the source.
+
+`coverage.json` (kconform/plugin/coverage.py) holds the chosen Apache classes' JaCoCo
+counters, their lines and which cases reached each line. The index gets a section: line and
+branch coverage per class and method. The page (`coverage-<target>.html`) lists each chosen
+method's lines, coloured as JaCoCo colours them (green covered, yellow partly covered: a
+branch or an instruction missed, red missed), with the branches covered of each line's
+branches and the cases that reached it. When the release's `-sources` jar is not on Maven
+Central the page says so and shows the line numbers and counters without text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kconform.reports.common import slug
+from kconform.reports.html_style import esc, page
+
+STYLE = """<style>
+.cov td.pct{text-align:right;white-space:nowrap}.cov .bar{position:absolute;left:0;top:0;
+height:8px;background:#3a9e4f}.cov .barbg{position:relative;display:inline-block;width:60px;
+height:8px;background:#d3343a;vertical-align:middle;margin-right:5px}
+table.src{border-collapse:collapse;width:100%}table.src td{border:0;padding:0 6px;
+font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;vertical-align:top}
+table.src td.nr{color:#5f6b76;text-align:right;width:1%}table.src td.br{width:1%;color:#333}
+tr.covered td.code{background:#d5f0dc}tr.partly td.code{background:#fbefc0}
+tr.missed td.code{background:#f8d7d9}td.cases{white-space:normal!important;color:#1459a8;
+max-width:420px}
+</style>"""
+MAX_CASES_SHOWN = 4
+
+
+def _pct(pair: Sequence[int] | None) -> str:
+    missed, covered = (pair or (0, 0))[0], (pair or (0, 0))[1]
+    total = missed + covered
+    if not total:
+        return '<td class="pct muted">&ndash;</td>'
+    share = covered / total
+    bar = f'<span class="barbg"><span class="bar" style="width:{share * 60:.0f}px"></span></span>'
+    return (
+        f'<td class="pct">{bar}{share:.0%} <span class="muted small">{covered}/{total}</span></td>'
+    )
+
+
+def page_name(model: Mapping[str, Any]) -> str:
+    return f"coverage-{slug(str(model.get('target', 'target')))}.html"
+
+
+def _short(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def render_coverage_section(models: Sequence[Mapping[str, Any]]) -> str:
+    """`<section id="coverage">`: per target, per chosen class and method, lines and branches."""
+    parts = [f'<section id="coverage" class="cov">{STYLE}<h2>Coverage of Apache\'s KIP-511 / '
+             "KIP-714 code (JaCoCo)</h2>"]  # fmt: skip
+    for model in models:
+        totals = model.get("totals", {})
+        parts.append(
+            f'<h3>{esc(model.get("target"))} <span class="muted small">(JaCoCo '
+            f"{esc(model.get('jacoco'))}, {esc(model.get('nodes'))} node(s), "
+            f'{len(model.get("cases", []))} case(s); <a href="{esc(page_name(model))}">source '
+            "with the cases that reach each line</a>)</span></h3>"
+            '<table class="counts"><thead><tr><th>class / method</th><th>lines</th>'
+            "<th>branches</th></tr></thead><tbody>"
+            "<tr><th>all chosen code</th>"
+            f"{_pct(totals.get('LINE'))}{_pct(totals.get('BRANCH'))}</tr>"
+        )
+        for cls in model.get("classes", []):
+            anchor = slug(cls["name"])
+            parts.append(
+                f'<tr><td><a href="{esc(page_name(model))}#{anchor}"><b>{esc(_short(cls["name"]))}'
+                f'</b></a> <span class="muted small">{esc(cls["why"])}</span></td>'
+                f"{_pct(cls['counters'].get('LINE'))}{_pct(cls['counters'].get('BRANCH'))}</tr>"
+            )
+            for m in cls["methods"]:
+                parts.append(
+                    f"<tr><td>&nbsp;&nbsp;<code>{esc(m['name'])}</code></td>"
+                    f"{_pct(m['counters'].get('LINE'))}{_pct(m['counters'].get('BRANCH'))}</tr>"
+                )
+        parts.append("</tbody></table>")
+        for note in _notes(model):
+            parts.append(f'<p class="muted small">{note}</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _notes(model: Mapping[str, Any]) -> list[str]:
+    notes = []
+    if model.get("sources_missing"):
+        notes.append(
+            f"Maven Central has no -sources jar of {esc(', '.join(model['sources_missing']))} "
+            f"{esc(model.get('release'))}: the source page shows line numbers and counters only."
+        )
+    if model.get("lost"):
+        notes.append("Dumps lost (their counts are missing): " + esc("; ".join(model["lost"])))
+    return notes
+
+
+def _cases_cell(cases: Sequence[Sequence[Any]]) -> str:
+    if not cases:
+        return '<td class="cases"></td>'
+    names = [f"{c}" + (f" ({b} br)" if b else "") for c, b in cases]
+    shown = ", ".join(esc(n) for n in names[:MAX_CASES_SHOWN])
+    more = len(names) - MAX_CASES_SHOWN
+    title = esc("\n".join(names))
+    extra = f' <span class="muted">+{more}</span>' if more > 0 else ""
+    return f'<td class="cases" title="{title}">{shown}{extra}</td>'
+
+
+def _branches(row: Mapping[str, Any]) -> str:
+    total = int(row.get("mb", 0)) + int(row.get("cb", 0))
+    return f"{row.get('cb', 0)}/{total}" if total else ""
+
+
+def render_coverage_page(model: Mapping[str, Any]) -> str:
+    """The page of one target: every chosen method's lines, coloured, with their cases."""
+    files = model.get("files", {})
+    body = [f"{STYLE}<h1>Coverage: {esc(model.get('target'))}</h1>",
+            '<p><a href="index.html">&larr; report</a> &middot; green: covered, yellow: partly '
+            "covered (a branch or an instruction missed), red: missed; <i>b/n</i>: branches "
+            "covered of the line's branches; the cases that reached the line (and the branches "
+            "each covered there) at the right; hover for all.</p>"]  # fmt: skip
+    body += [f'<p class="muted">{n}</p>' for n in _notes(model)]
+    for cls in model.get("classes", []):
+        lines = files.get(cls["sourcefile"], {}).get("lines", {})
+        body.append(f'<h2 id="{slug(cls["name"])}">{esc(cls["name"].replace("/", "."))}</h2>'
+                    f'<p class="muted small">{esc(cls["sourcefile"])}: '
+                    f"{esc(cls['why'])}</p>")  # fmt: skip
+        for m in cls["methods"]:
+            body.append(f"<h3><code>{esc(m['name'])}</code></h3>")
+            rows = []
+            for first, last in m["lines"]:
+                for nr in range(first, last + 1):
+                    row = lines.get(str(nr))
+                    if row is None:
+                        continue
+                    text = row.get("text")
+                    if text is None and "status" not in row:
+                        continue  # no source and no code on this line: nothing to show
+                    rows.append(
+                        f'<tr class="{esc(row.get("status", ""))}"><td class="nr">{nr}</td>'
+                        f'<td class="br">{_branches(row)}</td>'
+                        f'<td class="code">{esc(text if text is not None else "")}</td>'
+                        f"{_cases_cell(row.get('cases', []))}</tr>"
+                    )
+            body.append('<table class="src">' + "".join(rows) + "</table>")
+    return page(f"kconform coverage {model.get('target')}", "\n".join(body))
