@@ -111,7 +111,7 @@ def fixed_releases(bug: Known) -> set[Version]:
 class Holding:
     """A bug held to the baselines: its case's cells on releases it affects and on the releases
     that fixed it. Caught: every affected cell is a non-pass; flagged: a fixed cell is not a
-    pass (the case would blame a release for a bug it no longer has)."""
+    pass or judges nothing (the case would blame a release for a bug it no longer has)."""
 
     affected: tuple[Cell, ...]
     fixed: tuple[Cell, ...]
@@ -126,7 +126,9 @@ class Holding:
 
     @property
     def flagged(self) -> tuple[Cell, ...]:
-        return tuple(c for c in self.fixed if c.outcome != "pass")
+        """Fixed releases whose case finds a deviation (always or sometimes); one where the
+        case could judge nothing blames no one."""
+        return tuple(c for c in self.fixed if c.outcome in ("non-pass", "varies"))
 
 
 def holding(bug: Known, columns: Sequence[Column]) -> Holding:
