@@ -110,8 +110,8 @@ def fixed_releases(bug: Known) -> set[Version]:
 @dataclass(frozen=True)
 class Holding:
     """A bug held to the baselines: its case's cells on releases it affects and on the releases
-    that fixed it. Caught: every affected cell is a non-pass; flagged: a fixed cell is not a
-    pass or judges nothing (the case would blame a release for a bug it no longer has)."""
+    that fixed it. Caught: every affected cell is a judged deviation; flagged: a fixed cell
+    finds one (a case that judges nothing there blames no one)."""
 
     affected: tuple[Cell, ...]
     fixed: tuple[Cell, ...]
