@@ -37,7 +37,12 @@ BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
     "Apache": ("apache", "kraft"),
     "Java client": ("java",),
-    "librdkafka": ("confluent-kafka",),
+    "librdkafka": (
+        "confluent-kafka",
+        "confluent-kafka-go",
+        "confluent-kafka-javascript",
+        "rdkafka",
+    ),
     "confluent-kafka-python": ("confluent-kafka",),
     "franz-go": ("franz-go",),
     "Sarama": ("sarama",),
