@@ -104,11 +104,6 @@ AWAITING_RULE: tuple[Known, ...] = (
           ".avg gauges divide the summed latency by the window length rather than the count",
           "franz-go CHANGELOG v1.21.4 (commit 16e51c5b)", bug="fg-rate-avg-rollups-wrong",
           fixed_in="v1.21.4", rule="kip714.client.payload.values_plausible"),
-    Known("franz-go v1.0.0-v1.20.7", "only the first connection to a broker opens with "
-          "ApiVersions, so the broker sees later connections as software 'unknown' and "
-          "name/version selectors miss them", "franz-go CHANGELOG v1.21.0 (commit a5a7c6f2, "
-          "#1296)", bug="fg-apiversions-first-connection-only", fixed_in="v1.21.0",
-          rule="kip511.client.identity_every_connection"),
     Known("franz-go v1.19.1-v1.21.3", "after UNSUPPORTED_VERSION it retries at whatever "
           "ApiVersions version the answer advertises, so one not below the version sent (or a "
           "negative one) loops for ever", "franz-go commit cd381f4c",
