@@ -12,9 +12,9 @@ jars from Maven Central), and says why it does nothing otherwise:
    openjdk-17-jre-headless, from the mirror apt uses here, `docker import`ed), a JDK image for
    the plugin's build stage, and apache/kafka:<version> stand-ins holding those releases
    (tests/docker/kafka/Dockerfile says how they differ from the official image);
-4. runs, in host mode, the broker suites on kraft:3.7.0 and kraft:4.4.0 with 1 broker and on
-   kraft:4.4.0 with 3 (CLUSTER_VERSIONS: why not 3.7.0) against the apache baselines rewritten
-   for kraft (`truth.py`), then tests/kraft (3-node clusters of both releases, the watcher,
+4. runs, in host mode, the broker suites on kraft:4.4.0 with 1 and with 3 brokers (VERSIONS,
+   CLUSTER_VERSIONS) against the apache baselines rewritten
+   for kraft (`truth.py`), then tests/kraft (a 3-node cluster of each release, the watcher,
    static settings), whose verdict test compares those runs with apache, case by case;
 5. stops everything (no daemon, container, build container or network is left; images stay in
    build/docker/engine/data for the next run) and prints what each phase cost.
@@ -46,9 +46,10 @@ from engine import Engine, EngineError, mounts_under  # noqa: E402
 from truth import REPO, case_ids, write_kraft_baselines  # noqa: E402
 
 BUILD = REPO / "build" / "docker"
-# The releases make test gates as apache targets (Makefile APACHE_VERSIONS): the same jars
-# through the other door.
-VERSIONS = ("3.7.0", "4.4.0")
+# The newest release make test gates as an apache target (Makefile APACHE_CLUSTER): the same
+# jars through the other door. The apache runs judge 3.7.0 already; repeating it here cost CI
+# about 2.5 minutes for no verdict the door could change (KCONFORM_KRAFT_VERSIONS adds it back).
+VERSIONS = tuple(os.environ.get("KCONFORM_KRAFT_VERSIONS", "4.4.0").split(","))
 # The broker suites on 3 brokers run where a 3-broker apache truth is committed
 # (baselines/apache-4.4.0-3brokers.json). On 3.7.0 with 3 brokers apache itself is not steady
 # (two subscription cases failed in 2 of 3 runs here), so there tests/kraft forms and removes a
