@@ -119,7 +119,9 @@ def build(
         title = _section_of(column, cases)
         sections.setdefault(title, Section(title, [], [])).columns.append(column)
     matrix = Matrix([])
-    for title in ("Brokers", "Clients", "Soaks"):
+    clients = sorted((t for t in sections if t.startswith("Clients")),
+                     key=lambda t: _order(sections[t].columns[0]))  # fmt: skip
+    for title in ("Brokers", *clients, "Soaks"):
         section = sections.get(title)
         if section is None:
             continue
@@ -140,7 +142,10 @@ def _section_of(column: Column, cases: Mapping[str, Sequence[str]]) -> str:
     if column.variant == "soak" or all(c.startswith("soak.") for c in column.verdicts):
         return "Soaks"
     clientish = sum(1 for c in column.verdicts if ".client." in c)
-    return "Clients" if clientish * 2 > len(column.verdicts) else "Brokers"
+    if clientish * 2 <= len(column.verdicts):
+        return "Brokers"
+    kind = re.split(r"[:@]", column.subject, maxsplit=1)[0]  # one table per client library
+    return f"Clients: {kind}"
 
 
 def _cell(matrix: Matrix, column: Column, case_id: str) -> tuple[str, int | None]:
