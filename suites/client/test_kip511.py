@@ -138,11 +138,20 @@ def _versions_sent(traffic: Traffic) -> list[int]:
 
 def _retries(traffic: Traffic, error: int) -> list[tuple[Exchange, Exchange | None, int]]:
     """For each ApiVersions answered `error`: the next request on its connection, and how many
-    ApiVersions that connection sent in all."""
+    ApiVersions that connection sent until one was answered without an error or another request
+    went out (the handshake; an ApiVersions a client sends later, franz-go's v0 probe when it
+    opens a produce connection, is no retry)."""
     out = []
     for refused in (e for e in traffic.of(API_VERSIONS) if e.error_code == error):
-        later = [e for e in traffic.on(refused.connection) if e.sent > refused.sent]
-        count = len([e for e in traffic.on(refused.connection) if e.api_key == API_VERSIONS])
+        on = traffic.on(refused.connection)
+        later = [e for e in on if e.sent > refused.sent]
+        count = 0
+        for exchange in on:
+            if exchange.api_key != API_VERSIONS:
+                break
+            count += 1
+            if exchange.error_code == 0:
+                break
         out.append((refused, later[0] if later else None, count))
     return out
 
