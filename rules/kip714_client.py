@@ -253,7 +253,7 @@ PAYLOAD = (
          known=(Known("franz-go v1.19.0-v1.21.3", "sends its counters (*.total) as Sums without "
                       "is_monotonic, that is as sums that may go down", "franz-go commit a740bc86",
                       bug="fg-sums-not-monotonic", fixed_in="v1.21.4",
-                      case="kip714.client.payload.metric_types"),)),
+                      case="kip714.client.payload.metric_types_prefixed"),)),
     Rule("kip714.client.payload.labels", Level.SHOULD, "KIP-714",
          "Standard client resource labels", "",
          "Standard metrics carry their labels, and the resource carries the standard labels "

@@ -200,6 +200,17 @@ test_overlapping_prefixes = PAYLOAD(
         ("otlp.series.duplicate",),
     ),
 )
+test_metric_types_prefixed = PAYLOAD(
+    "kip714.client.payload.metric_types_prefixed",
+    Conditions(
+        "Gauge and Sum as the KIP's tables say, Sums monotonic, under a prefix subscription",
+        "KIP-714 Metric types; Standard producer/consumer metrics; subscription "
+        + ", ".join(repr(p) for p in OVERLAPPING),
+        Level.MUST,
+        "overlapping",
+        ("otlp.standard.type", "otlp.sum.monotonic", "otlp.sum.negative_delta"),
+    ),
+)
 test_cumulative = PAYLOAD(
     "kip714.client.payload.cumulative",
     Conditions(
