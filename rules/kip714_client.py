@@ -103,7 +103,7 @@ CADENCE = (
                 Known("franz-go v1.19.0-v1.21.3", "answered an empty subscription with a "
                       "PushIntervalMs of 0 or less, it sends Get after Get with no pause",
                       "franz-go commit 544189e9", bug="fg-nonpositive-interval-hot-loop",
-                      fixed_in="v1.21.4", case="kip714.client.cadence.interval_zero"))),
+                      fixed_in="v1.21.4", case="kip714.client.cadence.interval_zero_empty"))),
 )  # fmt: skip
 
 COMPRESSION = (

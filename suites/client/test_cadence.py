@@ -147,11 +147,16 @@ async def test_push_interval(
 MAX_PER_SECOND, MAX_IN_ANY_SECOND = 10.0, 20
 
 
-def _interval_case(case_id: str, interval_ms: int) -> Any:
+def _interval_case(case_id: str, scripted: tuple[int, bool]) -> Any:
+    """The case for a PushIntervalMs (`scripted`: the interval, and whether RequestedMetrics is
+    empty, which sends a client down its Get-again path rather than its push path)."""
+    interval_ms, empty = scripted
+    metrics = "empty RequestedMetrics (the Get-again path)" if empty else "RequestedMetrics '*'"
+
     @case(
         case_id,
         rules=["kip714.client.cadence.rate_bounded"],
-        title=f"PushIntervalMs={interval_ms} from the broker causes no request storm",
+        title=f"PushIntervalMs={interval_ms} from the broker causes no request storm ({metrics})",
         spec="KIP-714 Throttling and rate-limiting ('protect brokers from rogue or buggy clients'; "
         "'ensures the client does not push telemetry more often than the configured "
         "PushIntervalMs'); §E.1 (Java: an interval <= 0 becomes 300000 ms); bound: "
@@ -168,7 +173,7 @@ def _interval_case(case_id: str, interval_ms: int) -> Any:
             client,
             client_target,
             Scenario.idle(seconds=seconds),
-            scripted=ScriptedTelemetry(interval_ms),
+            scripted=ScriptedTelemetry(interval_ms, requested_metrics=() if empty else ("*",)),
         )
         traffic = recording.traffic
         check.precondition(
@@ -195,5 +200,6 @@ def _interval_case(case_id: str, interval_ms: int) -> Any:
 
 
 INTERVAL = Family(_interval_case)
-test_interval_zero = INTERVAL("kip714.client.cadence.interval_zero", 0)
-test_interval_negative = INTERVAL("kip714.client.cadence.interval_negative", -1)
+test_interval_zero = INTERVAL("kip714.client.cadence.interval_zero", (0, False))
+test_interval_negative = INTERVAL("kip714.client.cadence.interval_negative", (-1, False))
+test_interval_zero_empty = INTERVAL("kip714.client.cadence.interval_zero_empty", (0, True))
