@@ -70,7 +70,7 @@ test-harness: $(STAMP)
 	  $(BASELINE_ARGS)
 	$(TEST_ENV) $(BIN)/kconform run --target $(TEST_TARGETS) --client confluent-kafka,kafka-python \
 	  --out build/main-job
-	$(TEST_ENV) $(BIN)/kconform certify -j 4 --client $(subst $(space),$(comma),$(GATE_CLIENTS)) \
+	$(TEST_ENV) $(BIN)/kconform certify -j 2 --client $(subst $(space),$(comma),$(GATE_CLIENTS)) \
 	  --out build/client-gate
 
 # Client libraries at a version, held to their baselines/<kind>@<version>.json: the newest
