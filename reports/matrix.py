@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kconform.errors import UsageError
 from kconform.reports.model import baseline_verdicts, read_baseline
 
 __all__ = [
@@ -299,9 +300,9 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
 
 def replace_summary(text: str, kind: str, table: str) -> str:
     """`text` (the README) with the block between `kind`'s markers replaced by `table`;
-    ValueError if the markers are missing."""
+    UsageError (a ValueError) if the markers are missing."""
     begin, end = SUMMARY_BEGIN.format(kind=kind), SUMMARY_END.format(kind=kind)
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
-        raise ValueError(f"the README has no {begin!r} ... {end!r} block")
+        raise UsageError(f"the README has no {begin!r} ... {end!r} block")
     return text[: start + len(begin)] + "\n" + table + "\n" + text[stop:]

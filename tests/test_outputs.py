@@ -144,6 +144,7 @@ def test_results_kept_when_the_folder_fails_mid_run(
                 "--baseline": [],
                 "--brokers": None,
                 "--without": "",
+                "--coverage": False,
             }[name]
 
     (tmp_path / "gone").mkdir()

@@ -59,7 +59,7 @@ class RunState:
         self._runtime: LoopThread | None = None
         self._flushed = 0.0
         self.coverage: CoverageSession | None = None
-        if config.getoption("--coverage", False):
+        if config.getoption("--coverage"):
             self.coverage = config.stash[COVERAGE] = CoverageSession(coverage_folder(config))
 
     @property

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kconform.errors import HarnessDefect
 from kconform.fixtures.coverage.agent import CoverageAgent
 from kconform.fixtures.coverage.jacoco import JacocoTools, agent_option
 from kconform.fixtures.coverage.selection import BROKER_CLASSES, Chosen, includes, lambda_owner
@@ -25,7 +26,7 @@ def test_agent_option_is_a_tcpserver_on_loopback() -> None:
 
 
 def test_agent_option_refuses_a_separator_in_a_value() -> None:
-    with pytest.raises(ValueError, match="includes"):
+    with pytest.raises(HarnessDefect, match="includes"):
         agent_option(TOOLS, 1, session="s", includes="a,b")
 
 
