@@ -95,24 +95,8 @@ class ConfigAdmin:
 
     async def described(self, name: str) -> dict[str, str | None]:
         """The keys DescribeConfigs reports as set (any source but DEFAULT_CONFIG)."""
-        req = DescribeConfigsRequest
-        body = req(
-            resources=[req.DescribeConfigsResource(
-                resource_type=CLIENT_METRICS, resource_name=name, configuration_keys=None
-            )]
-        )  # fmt: skip
-        version = self._version(KEY_DESCRIBE_CONFIGS, req)
-        response = (await self.connection.request(body, version)).body
-        (result,) = response.results
-        if result.error_code:
-            raise SubjectViolation(
-                f"DescribeConfigs {name!r} answered {error_name(result.error_code)}"
-            )
-        return {
-            c.name: c.value
-            for c in result.configs
-            if (c.config_source != DEFAULT_CONFIG if version >= 1 else not c.is_default)
-        }
+        described = await self.described_sources(name)
+        return {key: value for key, (value, default) in described.items() if not default}
 
     async def described_sources(self, name: str) -> dict[str, tuple[str | None, bool]]:
         """Every key DescribeConfigs reports: its value and whether it is a default
