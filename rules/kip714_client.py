@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from kconform.rules.model import Known, Level, Rule
 
+_JAVA_CLOSE_MISSED = (
+    "kip714.client.terminating.final_push is non-strict on every Java "
+    "release the "
+    "matrix ran, 3.7.0-4.4.0, the releases that fixed this bug included (one "
+    "run each; java:4.4.0 non-strict in 2 of 2 gate runs, java:4.1.0 sent one "
+    "in 1 of 6): in its scenario (an idle producer closed after 1.5 s, default "
+    "close timeout) the Java client sends no push after close() on any release, "
+    "for a reason not traced in the source, so the case cannot tell the "
+    "affected releases from the fixed ones"
+)  # why final_push cannot tell the Java close bugs from their fixed releases
+
 _REPORTER = "clients/.../telemetry/internals/ClientTelemetryReporter.java"
 _UTILS = "clients/.../telemetry/internals/ClientTelemetryUtils.java"
 _RDK = "src/rdkafka_telemetry.c"
@@ -195,27 +206,13 @@ TERMINATION = (
                       bug="java-close-skips-or-waits-terminating-push",
                       fixed_in="3.7.2, 3.8.1, 3.9.0",
                       case="kip714.client.terminating.final_push",
-                      missed="kip714.client.terminating.final_push is non-strict on every Java "
-                      "release the "
-                      "matrix ran, 3.7.0-4.4.0, the releases that fixed this bug included (one "
-                      "run each; java:4.4.0 non-strict in 2 of 2 gate runs, java:4.1.0 sent one "
-                      "in 1 of 6): in its scenario (an idle producer closed after 1.5 s, default "
-                      "close timeout) the Java client sends no push after close() on any release, "
-                      "for a reason not traced in the source, so the case cannot tell the "
-                      "affected releases from the fixed ones"),
+                      missed=_JAVA_CLOSE_MISSED),
                 Known("Java client 3.7.0-3.7.1", "when a push's answer arrives after close began, "
                       "the refused state change disables telemetry, and a Terminating push not "
                       "yet sent never is", "KAFKA-16759 (apache/kafka#15957)",
                       bug="java-push-response-during-close-disables-telemetry",
                       fixed_in="3.7.2, 3.8.0", case="kip714.client.terminating.final_push",
-                      missed="kip714.client.terminating.final_push is non-strict on every Java "
-                      "release the "
-                      "matrix ran, 3.7.0-4.4.0, the releases that fixed this bug included (one "
-                      "run each; java:4.4.0 non-strict in 2 of 2 gate runs, java:4.1.0 sent one "
-                      "in 1 of 6): in its scenario (an idle producer closed after 1.5 s, default "
-                      "close timeout) the Java client sends no push after close() on any release, "
-                      "for a reason not traced in the source, so the case cannot tell the "
-                      "affected releases from the fixed ones"),
+                      missed=_JAVA_CLOSE_MISSED),
                 Known("franz-go v1.19.0-v1.21.3", "Close cancels the client's context before the "
                       "metrics loop can send, so the Terminating push never completes",
                       f"{_FG_1214} (commit a7550495)", bug="fg-terminating-push-never-sent",
