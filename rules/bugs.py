@@ -104,14 +104,5 @@ AWAITING_RULE: tuple[Known, ...] = (
           ".avg gauges divide the summed latency by the window length rather than the count",
           "franz-go CHANGELOG v1.21.4 (commit 16e51c5b)", bug="fg-rate-avg-rollups-wrong",
           fixed_in="v1.21.4", rule="kip714.client.payload.values_plausible"),
-    Known("franz-go v1.19.1-v1.21.3", "after UNSUPPORTED_VERSION it retries at whatever "
-          "ApiVersions version the answer advertises, so one not below the version sent (or a "
-          "negative one) loops for ever", "franz-go commit cd381f4c",
-          bug="fg-apiversions-downgrade-loop", fixed_in="v1.21.4",
-          rule="kip511.client.fallback.terminates"),
-    Known("Sarama v1.30.0-v1.46.3", "ClientSoftwareVersion carries the application's module "
-          "version, not Sarama's", "IBM/sarama#3415 (commit f74109c3)",
-          bug="sarama-reports-app-version", fixed_in="v1.47.0",
-          rule="kip511.client.identity_is_library"),
 )  # fmt: skip
 """Bugs no rule of the book covers yet, each with the rule it proposes."""

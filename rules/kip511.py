@@ -149,6 +149,38 @@ RULES = (
                       "IBM/sarama#3337 (commit c0081659)",
                       bug="sarama-flexible-decode-on-unsupported", fixed_in="v1.46.2",
                       case="kip511.client.unsupported_version.retry_max"))),
+    Rule("kip511.client.fallback.terminates", Level.SHOULD, "KIP-511", "Proposed Changes",
+         "it checks the ApiKeys to get the supported versions or default to versions 0 if not "
+         "present. Then, it restarts the process with this version.",
+         "An UNSUPPORTED_VERSION answer whose ApiVersions maximum is not below the version it "
+         "refused (or is negative) does not let the client go lower: the client then sends a "
+         "bounded number of ApiVersions on that connection (it falls back to v0 or gives the "
+         "connection up) and does not reconnect in a storm.", ruling=15, behaviour="B.2",
+         known=(Known("Java client 3.7.0-4.4.0", "retries at the advertised maximum whatever it "
+                      "is, so an answer advertising the version refused loops on that connection",
+                      "clients/.../NetworkClient.java handleApiVersionsResponse "
+                      "(`new ApiVersionsRequest.Builder(maxApiVersion)`, no check it is lower)"),
+                Known("kafka-python 3.0.12", "takes min(version sent, advertised maximum) and "
+                      "resends the same ApiVersions until its timeout",
+                      "kafka/net/connection.py _get_api_versions"),
+                Known("franz-go v1.19.1-v1.21.3", "after UNSUPPORTED_VERSION it retries at "
+                      "whatever ApiVersions version the answer advertises, so one not below the "
+                      "version sent (or a negative one) loops for ever",
+                      "franz-go commit cd381f4c (broker.go requestAPIVersions: v1.21.4 takes the "
+                      "hint only if `v >= 0 && v < maxVersion`)",
+                      bug="fg-apiversions-downgrade-loop", fixed_in="v1.21.4",
+                      case="kip511.client.unsupported_version.no_loop"),)),
+    Rule("kip511.client.identity_is_library", Level.MUST, "KIP-511", "Public Interfaces",
+         "The version of the client.",
+         "ClientSoftwareVersion is the version of the client library that speaks the protocol "
+         "(the one the application loaded, or the library it embeds when it names that one), "
+         "not the application's version or a placeholder.", ruling=16, behaviour="E.1",
+         known=(Known("Sarama v1.30.0-v1.46.3", "ClientSoftwareVersion carries the "
+                      "application's module version, not Sarama's ('dev' when the application "
+                      "has none, as a local build)", "IBM/sarama#3415 (commit f74109c3, "
+                      "version.go reads bi.Main.Version instead of Sarama's entry in bi.Deps)",
+                      bug="sarama-reports-app-version", fixed_in="v1.47.0",
+                      case="kip511.client.software_version_is_library"),)),
     Rule("kip511.client.invalid_request", Level.MUST, "KIP-511", "Validation",
          "When the client receives an INVALID_REQUEST, it must error out and to close the "
          "connection and log the error",

@@ -58,6 +58,21 @@ RULINGS = (
            "push leave a receiver unable to tell the series' value. The KIP says nothing of it; "
            "librdkafka fixed exactly this as a bug (2.10.1, #5103), so sending a series twice in "
            "one push fails a MUST."),
+    Ruling(15, "A fallback answer that does not go lower",
+           "KIP-511 has the client restart at the ApiVersions version an UNSUPPORTED_VERSION "
+           "answer advertises; it is silent on a maximum not below the version refused, or a "
+           "negative one, which no broker telling its own maximum sends. A retry there can only "
+           "be refused again, so taking it as told loops for ever (franz-go fixed exactly this, "
+           "cd381f4c). A client should keep its ApiVersions on such a connection bounded: fall "
+           "back to v0, as the KIP's client does without a usable range, or give the connection "
+           "up. SHOULD, not MUST: a client that takes the answer as told follows the KIP's own "
+           "sentence, and only a broken broker sends it."),
+    Ruling(16, "Whose version ClientSoftwareVersion is",
+           "The schema says 'The version of the client', and the KIP's own client sends the "
+           "version of its library (kafka-version.properties) for operators to see 'the impact "
+           "of a broker upgrade to their clients'. The application's version, or a placeholder "
+           "such as 'dev', tells them nothing of that, so it fails a MUST; a wrapper that names "
+           "the library it embeds (librdkafka) may send that library's version."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

@@ -1,16 +1,15 @@
-"""KIP-511 on the client side: ClientSoftwareName/Version on every connection, and the fallback.
+"""KIP-511 on the client side: ClientSoftwareName/Version on every connection, and INVALID_REQUEST
+(the fallback after UNSUPPORTED_VERSION is in test_kip511_fallback.py).
 
 Spec: KIP-511 "Proposed Changes" (the client provides its name and version in ApiVersions v3;
-on UNSUPPORTED_VERSION it reads the v0 body and restarts with the version the ApiKeys entry for
-ApiVersions advertises, or v0 without one; on INVALID_REQUEST it must error out, close the
-connection and log the error), "Validation" (the KIP's pattern), ruling 9 (Apache's pattern
-is SHOULD for clients), §B.2 (the broker's v0 fallback body, the Java client's retry).
+on INVALID_REQUEST it must error out, close the connection and log the error), "Public
+Interfaces" (ClientSoftwareVersion is "The version of the client", ruling 16), "Validation"
+(the KIP's pattern), ruling 9 (Apache's pattern is SHOULD for clients).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsResponse
@@ -21,14 +20,11 @@ from kconform.fixtures.proxy.injections import Injection, Respond
 from kconform.fixtures.reference.apiversions import SOFTWARE_NAME_VERSION_PATTERN
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, run_client
-from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
+from kconform.suites.client.traffic import API_VERSIONS, Traffic
 
 KIP_PATTERN = re.compile(r"[.\-_a-zA-Z0-9]+")
 """KIP-511 "Validation": ([\\.\\-_a-zA-Z0-9])+, matched in full."""
 IDENTITY = "KIP-511 Proposed Changes (clients provide name and version, ApiVersionsRequest v3)"
-FALLBACK = "KIP-511 Proposed Changes, fail back step 2 (restart with the advertised version); §B.2"
-ADVERTISED_MAX = 2
-MAX_APIVERSIONS_PER_CONNECTION = 2  # the refused request and one retry
 
 
 def _identities(traffic: Traffic) -> list[tuple[str, int | None, str | None, str | None]]:
@@ -108,122 +104,47 @@ async def test_software_identity_apache(
     _judge_identity(check, recording, SOFTWARE_NAME_VERSION_PATTERN)
 
 
-def _refuse_new_versions(
-    advertise: Sequence[tuple[int, int, int]],
-) -> Callable[[str], list[Injection]]:
-    """Rules for a broker that knows ApiVersions only up to v2: v3+ gets the v0 fallback body."""
-    entry = ApiVersionsResponse.ApiVersion
-    body = ApiVersionsResponse(
-        error_code=ErrorCode.UNSUPPORTED_VERSION,
-        api_keys=[entry(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in advertise],
-    )
-
-    def injections(client_id: str) -> list[Injection]:
-        return [
-            for_client(
-                client_id,
-                API_VERSIONS,
-                predicate=lambda r: r.api_version > 2,
-                respond=Respond(body, version=0),
-                name="ApiVersions v3+ unsupported",
-            )
-        ]
-
-    return injections
+def _version_tokens(text: str) -> set[str]:
+    """The release numbers in `text` ("2.5.0-rdkafka-2.5.0" -> {"2.5.0"}), without a leading v."""
+    return {m.lstrip("vV") for m in re.findall(r"[vV]?\d+(?:\.\d+)+", text)}
 
 
-def _versions_sent(traffic: Traffic) -> list[int]:
-    return sorted({e.api_version for e in traffic.of(API_VERSIONS)})
-
-
-def _retries(traffic: Traffic, error: int) -> list[tuple[Exchange, Exchange | None, int]]:
-    """For each ApiVersions answered `error`: the next request on its connection, and how many
-    ApiVersions that connection sent until one was answered without an error or another request
-    went out (the handshake; an ApiVersions a client sends later, franz-go's v0 probe when it
-    opens a produce connection, is no retry)."""
-    out = []
-    for refused in (e for e in traffic.of(API_VERSIONS) if e.error_code == error):
-        on = traffic.on(refused.connection)
-        later = [e for e in on if e.sent > refused.sent]
-        count = 0
-        for exchange in on:
-            if exchange.api_key != API_VERSIONS:
-                break
-            count += 1
-            if exchange.error_code == 0:
-                break
-        out.append((refused, later[0] if later else None, count))
-    return out
-
-
-async def _judge_fallback(
-    check: Check,
-    client: ClientDriver,
-    target: BrokerTarget,
-    advertise: Sequence[tuple[int, int, int]],
-    expected: int,
+@case(
+    "kip511.client.software_version_is_library",
+    rules=["kip511.client.identity_is_library"],
+    title="ClientSoftwareVersion is the version of the client library the driver loaded",
+    spec="KIP-511 Public Interfaces (ClientSoftwareVersion: 'The version of the client'); "
+    "ruling 16",
+    level=Level.MUST,
+    kind="client",
+    shares="baseline",
+)
+async def test_software_version_is_library(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    recording = await run_client(
-        check,
-        client,
-        target,
-        Scenario.idle(seconds=2.5),
-        metrics=None,
-        injections=_refuse_new_versions(advertise),
-    )
-    retries = _retries(recording.traffic, ErrorCode.UNSUPPORTED_VERSION)
+    """The driver knows what it installed (`--describe`: its library's version, and the version
+    of an embedded library its implementation names); the client must advertise one of them."""
+    loaded = _version_tokens(client.version) | _version_tokens(client.implementation)
     check.precondition(
-        "ApiVersions v3+ requests of the client (the injection answers them UNSUPPORTED_VERSION)",
+        "the library versions the driver says it loaded (--describe)",
+        "a release number",
+        f"{client.implementation!r} {client.version!r}",
+        ok=bool(loaded),
+    )
+    recording = await baseline_run(check, client, client_target)
+    advertised = [(c, s) for c, v, _, s in _identities(recording.traffic) if v and v >= 3]
+    check.precondition(
+        "connections that sent ApiVersions v3+ (the versions that carry ClientSoftwareVersion)",
         ">= 1",
-        f"0; ApiVersions versions it sent: {_versions_sent(recording.traffic)}",
-        ok=bool(retries),
+        0,
+        ok=bool(advertised),
     )
-    check.observe(
-        "retries after UNSUPPORTED_VERSION",
-        [f"{r}: next {n or 'nothing'}; ApiVersions on the connection: {c}" for r, n, c in retries],
-    )
-    versions = [n.api_version if n and n.api_key == API_VERSIONS else None for _, n, _ in retries]
+    check.observe("library versions loaded", sorted(loaded))
     check.expect(
-        "the next request on each refused connection is ApiVersions at version",
-        [expected] * len(retries),
-        versions,
+        f"every connection's ClientSoftwareVersion carries one of {sorted(loaded)}",
+        [],
+        [f"{c.split()[0]}: {s!r}" for c, s in advertised if not loaded & _version_tokens(s or "")],
     )
-    counts = [c for _, _, c in retries]
-    check.expect(
-        f"ApiVersions requests per refused connection (at most "
-        f"{MAX_APIVERSIONS_PER_CONNECTION}: no downgrade loop)",
-        f"<= {MAX_APIVERSIONS_PER_CONNECTION}",
-        counts,
-        all(c <= MAX_APIVERSIONS_PER_CONNECTION for c in counts),
-    )
-
-
-@case(
-    "kip511.client.unsupported_version.retry_max",
-    rules=["kip511.client.fallback"],
-    title="On UNSUPPORTED_VERSION the client retries at the max version the v0 body advertises",
-    spec=f"{FALLBACK}; broker advertises {{18: 0..{ADVERTISED_MAX}}}",
-    level=Level.MUST,
-    kind="client",
-)
-async def test_unsupported_version_retry_max(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    await _judge_fallback(check, client, client_target, [(18, 0, ADVERTISED_MAX)], ADVERTISED_MAX)
-
-
-@case(
-    "kip511.client.unsupported_version.retry_v0",
-    rules=["kip511.client.fallback"],
-    title="On UNSUPPORTED_VERSION without an ApiVersions entry the client retries at v0",
-    spec=f"{FALLBACK} ('or default to versions 0 if not present')",
-    level=Level.MUST,
-    kind="client",
-)
-async def test_unsupported_version_retry_v0(
-    client: ClientDriver, client_target: BrokerTarget, check: Check
-) -> None:
-    await _judge_fallback(check, client, client_target, [], 0)
 
 
 MAX_APIVERSIONS_PER_SECOND = 10.0
@@ -267,7 +188,7 @@ async def test_invalid_request(
     check.precondition(
         "ApiVersions v3+ requests of the client (the injection answers them INVALID_REQUEST)",
         ">= 1",
-        f"0; ApiVersions versions it sent: {_versions_sent(traffic)}",
+        f"0; ApiVersions versions it sent: {traffic.versions(API_VERSIONS)}",
         ok=bool(refused),
     )
     went_on = []

@@ -108,6 +108,10 @@ class Traffic:
         """The client's connections, in the order they sent their first request."""
         return list(dict.fromkeys(e.connection for e in self.exchanges))
 
+    def versions(self, api_key: int) -> list[int]:
+        """The versions of `api_key` the client sent, for a message."""
+        return sorted({e.api_version for e in self.of(api_key)})
+
     def on(self, connection: str) -> list[Exchange]:
         return [e for e in self.exchanges if e.connection == connection]
 

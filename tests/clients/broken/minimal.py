@@ -50,6 +50,7 @@ class Behaviour:
     non_monotonic_sum: bool = False
     hostname_attribute: bool = False
     downgrade_loop: bool = False
+    trusts_advertised_version: bool = False  # retries at any advertised version, even no lower
     ignores_unknown_subscription: bool = False
     per_prefix_matches: bool = False  # a metric once per requested prefix it matches
     aborts_when_unmatched: bool = False  # dies (SIGABRT) on a subscription matching nothing
@@ -64,6 +65,7 @@ class Behaviour:
     # "ignore" it, or leave Python's "default" (the process dies without closing its client)
     sigterm: str = "handle"
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
+    software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
 
 class Client:
@@ -89,7 +91,8 @@ class Client:
         while True:
             tries += 1
             request = ApiVersionsRequest(
-                client_software_name=self.b.software_name, client_software_version="1.0.0"
+                client_software_name=self.b.software_name,
+                client_software_version=self.b.software_version,
             )
             response = (await self.conn.request(request, version)).body
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
@@ -97,7 +100,11 @@ class Client:
                     await asyncio.sleep(0.05)  # ignores the advertised versions: tries again
                     continue
                 own = [k for k in response.api_keys if k.api_key == 18]
-                version = min(own[0].max_version, MAX_API_VERSIONS) if own else 0
+                hint = own[0].max_version if own else 0
+                if self.b.trusts_advertised_version:
+                    version = min(hint, MAX_API_VERSIONS)
+                else:  # only a lower version can be answered (ruling 15); else v0
+                    version = hint if 0 <= hint < version else 0
                 continue
             if response.error_code != 0:
                 self.out.emit(
