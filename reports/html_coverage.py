@@ -24,6 +24,7 @@ height:8px;background:#d3343a;vertical-align:middle;margin-right:5px}
 table.src{border-collapse:collapse;width:100%}table.src td{border:0;padding:0 6px;
 font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;vertical-align:top}
 table.src td.nr{color:#5f6b76;text-align:right;width:1%}table.src td.br{width:1%;color:#333}
+table.src td.code{min-width:28px}
 tr.covered td.code{background:#d5f0dc}tr.partly td.code{background:#fbefc0}
 tr.missed td.code{background:#f8d7d9}td.cases{white-space:normal!important;color:#1459a8;
 max-width:420px}td.cases .why{color:#5f4b00;font-family:system-ui,sans-serif}
