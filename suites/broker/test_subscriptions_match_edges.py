@@ -11,6 +11,8 @@ while it exists, so its case deletes it before it ends, as every case does.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 
 from kconform.codecs.wire import ZERO_UUID
@@ -20,9 +22,11 @@ from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.broker.helpers import (
     INTERVAL_MS,
     NONE,
+    SUBSCRIPTION_VISIBLE_TIMEOUT,
     TELEMETRY_ADMIN,
     add_subscription,
     err,
+    eventually,
     get,
     get_after_change,
     subscribe,
@@ -48,13 +52,22 @@ ALL = (
 )
 async def test_match_absent(target: BrokerTarget, check: Check) -> None:
     prefix = f"kconform.{check.unique('every')}."
-    await add_subscription(check, {}, (prefix,))
+    name = await add_subscription(check, {}, (prefix,))
     for label in ("first", "second"):
         conn = await check.connect(client_id=check.fresh(label))
         response = await get(conn)
         check.require(f"Get of the {label} client", err(NONE), err(response.error_code))
         check.expect(f"the {label} client (its own client id) gets the match-less metrics",
                      True, prefix in response.requested_metrics)  # fmt: skip
+    # it applies to every client: gone for every broker before the next case, not only deleted
+    await asyncio.to_thread(target.delete_subscription, name)
+    for broker in range(len(target.brokers)):
+        conn = await check.connect(broker, client_id=check.fresh("after"))
+        last = await eventually(functools.partial(get, conn),
+                                lambda r: prefix not in r.requested_metrics,
+                                timeout=SUBSCRIPTION_VISIBLE_TIMEOUT)  # fmt: skip
+        if prefix in last.requested_metrics:
+            check.note(f"broker {broker} still applied the deleted match-less subscription")
 
 
 @case(
