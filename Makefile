@@ -85,11 +85,20 @@ GATE_CLIENTS ?= confluent-kafka@2.5.0 franz-go@v1.22.3 sarama@v1.61.1 sarama@v1.
 
 # The soaks side by side: each mostly waits on its clients' 5 s push intervals.
 SOAKS := soak-reference $(if $(HAVE_RELEASES),soak-apache)
+# The 1-node run also measures JaCoCo branch coverage of Apache's KIP-511/KIP-714 code (the
+# run's totals only, seconds: docs/coverage.md "Cost"); the gate fails when the newest release
+# covers fewer branches than fixtures/coverage/accounted.py commits for it.
+COVERAGE_GATED ?= $(lastword $(APACHE_VERSIONS))
+COVERAGE_GATE_DIR ?= build/coverage-gate
 test-brokers: $(STAMP)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(SOAKS)
 ifneq ($(HAVE_RELEASES),)
+	rm -rf $(COVERAGE_GATE_DIR)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
-	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS) $(APACHE_UNGATED)
+	  suites/fuzz --target $(APACHE_TARGETS) --brokers 1 $(BASELINE_ARGS) $(APACHE_UNGATED) \
+	  --coverage --coverage-summary --kconform-coverage $(COVERAGE_GATE_DIR)
+	$(BIN)/python -m kconform.reports.coverage_gate \
+	  $(COVERAGE_GATE_DIR)/apache-$(COVERAGE_GATED)/coverage.json
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
 	  --target apache:$(APACHE_CLUSTER) --brokers 3 $(BASELINE_ARGS) $(APACHE_UNGATED)
 else

@@ -224,3 +224,20 @@ def missed_branches(model: Mapping[str, Any]) -> list[tuple[str, str, int, int, 
                     if row.get("mb"):
                         out.append((cls["name"], m["name"], nr, row["mb"], row["cb"]))
     return sorted(set(out))
+
+
+def account(model: Mapping[str, Any], release: str) -> list[dict[str, Any]]:
+    """Every line of the chosen methods with a missed branch, with the entries of
+    `fixtures/coverage/accounted.py` that say why (`why` empty: not accounted for; `extra`:
+    the line misses more branches than its entries account for)."""
+    from kconform.fixtures.coverage.accounted import missed_on
+
+    known = missed_on(release)
+    out = []
+    for cls, method, nr, missed, covered in missed_branches(model):
+        entries = known.get((cls, nr), [])
+        listed = sum(e.branches for e in entries)
+        out.append({"class": cls, "method": method, "line": nr, "missed": missed,
+                    "covered": covered, "unaccounted": max(0, missed - listed),
+                    "why": [[e.kind, e.branches, e.why] for e in entries]})  # fmt: skip
+    return out

@@ -61,6 +61,14 @@ CLIENT_METRICS = (
          "Client metrics configuration", "",
          "A subscription the broker accepted applies to the clients it matches until it is "
          "deleted; a change reaches them, however asynchronously.", behaviour="D"),
+    Rule("kip714.configs.list_types", Level.MUST, "KIP-1142", "ListConfigResources",
+         "If the list is empty, it uses default supported config resource types.",
+         "ListConfigResources v1 (key 74, KIP-1142's successor of KIP-714's "
+         "ListClientMetricsResources) lists the resource types asked for and no other; an empty "
+         "ResourceTypes lists every supported type, CLIENT_METRICS among them; a type the broker "
+         "cannot list is refused with an error, not answered with a partial list (Apache: "
+         "UNSUPPORTED_VERSION, core/.../KafkaApis.scala handleListConfigResources). Quoted from "
+         "Apache's ListConfigResourcesRequest.json, KIP-1142's schema.", behaviour="D"),
 )  # fmt: skip
 
 VERBOSITY = (

@@ -71,6 +71,12 @@ GET = (
                       bug="ak37-client-source-port-is-address", fixed_in="3.8.0",
                       case="kip714.subscriptions.match.client_source_port"),
                 Known("Apache 3.8.0-4.1.0", "conforms", "RequestContext.clientPort"))),
+    Rule("kip714.get.match.absent", Level.MUST, "KIP-714", "Client metrics configuration",
+         "Client matching selector",
+         "A subscription without match selectors selects nothing out: it applies to every "
+         "client (Apache: ClientMetricsInstanceMetadata.isMatch, \"Empty pattern is still "
+         "considered as a match\"; kafka-client-metrics.sh's --match is optional).",
+         behaviour="C.6"),
     Rule("kip714.get.subscription_id.recalculated", Level.MUST, "KIP-714", "SubscriptionId",
          "If the configured subscriptions are updated and resulting in a change for a client "
          "instance, the SubscriptionId is recalculated.",

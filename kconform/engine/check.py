@@ -104,16 +104,23 @@ class Check:
         return f"{prefix}-{self._tag}-{next(_unique)}"
 
     async def connect(
-        self, broker: int = 0, *, client_id: str | None = None, timeout: float = 5.0
+        self,
+        broker: int = 0,
+        *,
+        client_id: str | None = None,
+        timeout: float = 5.0,
+        null_client_id: bool = False,
     ) -> KafkaConnection:
-        """A new connection to the target's `broker`-th broker, logged to this case."""
+        """A new connection to the target's `broker`-th broker, logged to this case;
+        `null_client_id`: its request headers carry a null client id (the field is nullable)."""
         if self.target is None:
             raise Inconclusive("this case has no broker target")
         brokers = list(self.target.brokers)
         address = brokers[broker % len(brokers)]
         label = f"case{len(self.connections) + 1}->broker {address.node_id}"
+        named = None if null_client_id else client_id or self.unique("client")
         connection = await KafkaConnection.open(
-            address.host, address.port, client_id=client_id or self.unique("client"),
+            address.host, address.port, client_id=named,
             wire_log=self.wire_log, timeout=timeout, label=label,
         )  # fmt: skip
         self.connections.append(connection)

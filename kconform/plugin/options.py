@@ -103,6 +103,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "code each case reaches, in the report (docs/coverage.md)",
     )  # fmt: skip
     group.addoption(
+        "--coverage-summary", action="store_true",
+        help="with --coverage: only the run's counters and missed branches (one jacococli "
+        "report per target; no per-case attribution, no source text), what the gate reads "
+        "(python -m kconform.reports.coverage_gate; docs/coverage.md)",
+    )  # fmt: skip
+    group.addoption(
         "--kconform-coverage", default=None,
         help="folder for --coverage's dumps and coverage.json (default: coverage/ beside "
         "--kconform-results)",
@@ -165,6 +171,8 @@ def pytest_configure(config: pytest.Config) -> None:
     specs = target_specs(config)  # a bad --target fails here, before any test runs
     if config.getoption("--coverage"):
         check_coverage_targets(specs)
+    elif config.getoption("--coverage-summary"):
+        raise pytest.UsageError("--coverage-summary goes with --coverage")
 
 
 def check_coverage_targets(specs: list[TargetSpec]) -> None:

@@ -60,7 +60,9 @@ class RunState:
         self._flushed = 0.0
         self.coverage: CoverageSession | None = None
         if config.getoption("--coverage"):
-            self.coverage = config.stash[COVERAGE] = CoverageSession(coverage_folder(config))
+            self.coverage = config.stash[COVERAGE] = CoverageSession(
+                coverage_folder(config), summary=config.getoption("--coverage-summary")
+            )
 
     @property
     def runtime(self) -> LoopThread:
