@@ -59,7 +59,7 @@ def render_coverage_section(models: Sequence[Mapping[str, Any]]) -> str:
         totals = model.get("totals", {})
         parts.append(
             f'<h3>{esc(model.get("target"))} <span class="muted small">(JaCoCo '
-            f"{esc(model.get('jacoco'))}, {esc(model.get('nodes'))} node(s), "
+            f"{esc(model.get('jacoco'))}, {esc(_units(model))}, "
             f'{len(model.get("cases", []))} case(s); <a href="{esc(page_name(model))}">source '
             "with the cases that reach each line</a>)</span></h3>"
             '<table class="counts"><thead><tr><th>class / method</th><th>lines</th>'
@@ -84,6 +84,11 @@ def render_coverage_section(models: Sequence[Mapping[str, Any]]) -> str:
             parts.append(f'<p class="muted small">{note}</p>')
     parts.append("</section>")
     return "".join(parts)
+
+
+def _units(model: Mapping[str, Any]) -> str:
+    """What the dumps came from: "1 node(s)", "37 client JVM(s)" (older files: nodes only)."""
+    return str(model.get("units") or f"{model.get('nodes')} node(s)")
 
 
 def _notes(model: Mapping[str, Any]) -> list[str]:
