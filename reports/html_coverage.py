@@ -98,6 +98,7 @@ def _notes(model: Mapping[str, Any]) -> list[str]:
             f"Maven Central has no -sources jar of {esc(', '.join(model['sources_missing']))} "
             f"{esc(model.get('release'))}: the source page shows line numbers and counters only."
         )
+    notes += [esc(n) for n in model.get("notes", [])]
     if model.get("lost"):
         notes.append("Dumps lost (their counts are missing): " + esc("; ".join(model["lost"])))
     return notes

@@ -45,6 +45,10 @@ __all__ = ["COVERAGE", "COVERAGE_JSON", "STARTUP", "CoverageSession", "coverage_
 
 COVERAGE_JSON = "coverage.json"
 STARTUP, BETWEEN = "(startup)", "(between cases)"
+SHARED_RUNS = (
+    "A case judging a client run an earlier case recorded (its result's recorded_by) started "
+    "no JVM: that run's lines are the recording case's."
+)
 
 
 Release = tuple[str, list[Path]]
@@ -59,6 +63,7 @@ class Measured:
     chosen: tuple[Chosen, ...]
     artifacts: tuple[str, ...]  # the release's artifacts holding them (and their -sources)
     release: Callable[[], Release | None]  # asked at report time: the subject has started
+    note: str = ""  # said under the subject's figures
 
 
 class CoverageSession:
@@ -97,7 +102,7 @@ class CoverageSession:
         agent = ClientRunsAgent(self._tools(), slug(label), self.folder / slug(label) / "pending")
         driver.jvm_agent = agent.run_option
         self.agents[label] = Measured(agent, CLIENT_CLASSES, CLIENT_ARTIFACTS,
-                                      lambda: _client_release(driver))  # fmt: skip
+                                      lambda: _client_release(driver), SHARED_RUNS)  # fmt: skip
         self.dumps[label] = []
 
     def dump(self, label: str, case: str) -> None:
@@ -159,6 +164,7 @@ class CoverageSession:
             units=agent.units,
             cases=sorted(set(cases)),
             lost=agent.lost,
+            notes=[measured.note] if measured.note else [],
             sources_missing=sorted(a for a, jar in missing.items() if jar is None),
             chosen=[{"name": c.name, "methods": list(c.methods), "why": c.why}
                     for c in chosen],
