@@ -25,8 +25,8 @@ table.src{border-collapse:collapse;width:100%}table.src td{border:0;padding:0 6p
 font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;vertical-align:top}
 table.src td.nr{color:#5f6b76;text-align:right;width:1%}table.src td.br{width:1%;color:#333}
 tr.covered td.code{background:#d5f0dc}tr.partly td.code{background:#fbefc0}
-tr.missed td.code{background:#f8d7d9}td.cases{white-space:normal!important;color:#1459a8;
-max-width:420px}
+tr.missed td.code{background:#f8d7d9}td.cases{white-space:nowrap!important;color:#1459a8;
+max-width:420px;overflow:hidden;text-overflow:ellipsis}
 </style>"""
 MAX_CASES_SHOWN = 4
 
@@ -112,7 +112,9 @@ def _cases_cell(cases: Sequence[Sequence[Any]]) -> str:
     more = len(names) - MAX_CASES_SHOWN
     title = esc("\n".join(names))
     extra = f' <span class="muted">+{more}</span>' if more > 0 else ""
-    return f'<td class="cases" title="{title}">{shown}{extra}</td>'
+    # one line per source line (the rest on hover): the count first, where it is never cut
+    count = f'<span class="muted">{len(names)}:</span> ' if len(names) > 1 else ""
+    return f'<td class="cases" title="{title}">{count}{shown}{extra}</td>'
 
 
 def _branches(row: Mapping[str, Any]) -> str:
