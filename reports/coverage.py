@@ -111,8 +111,11 @@ def method_spans(report: Report) -> dict[tuple[str, str, str], tuple[int, int]]:
     """(class, method, desc) -> (first, last) source line, lambdas left out of the bounds.
 
     JaCoCo gives each method's first line only; a method runs to the line before the next
-    method (of any class of the same file) begins. A compiled lambda (`$anonfun$m$1`,
-    `lambda$m$0`) lies inside its method, so it ends no span."""
+    method (of any class of the same file) begins, and no further than the line after its
+    last line of code (its closing brace): a class chosen without its inner classes has no
+    methods of theirs to end a span, and their code is no part of the method before them. A
+    compiled lambda (`$anonfun$m$1`, `lambda$m$0`) lies inside its method, so it ends no
+    span."""
     by_file: dict[str, list[tuple[int, str, str, str]]] = {}
     for owner in report.classes.values():
         for m in owner.methods:
@@ -126,6 +129,8 @@ def method_spans(report: Report) -> dict[tuple[str, str, str], tuple[int, int]]:
         last_line = max(report.lines.get(sourcefile, {0: Line(0, 0, 0, 0, 0)}))
         for i, (line, cls, name, desc) in enumerate(starts):
             end = starts[i + 1][0] - 1 if i + 1 < len(starts) else last_line
+            code = [nr for nr in report.lines.get(sourcefile, {}) if line <= nr <= end]
+            end = min(end, max(code, default=line) + 1)
             spans[(cls, name, desc)] = (line, max(line, end))
     return spans
 

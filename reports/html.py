@@ -77,8 +77,9 @@ def write_html(
     index = out_dir / "index.html"
     comparable = previous is not None or bool(baseline)
     page = render_index(results, columns, groups, moved, comparable)
-    if extra_sections:
-        page = page.replace("</body>", "".join(extra_sections) + "</body>", 1)
+    if extra_sections:  # inside <main>, so they get the page's margins as the matrix does
+        head, end, tail = page.rpartition("</main>")
+        page = head + "".join(extra_sections) + end + tail
     _write(index, page)
     return index
 

@@ -26,9 +26,9 @@ font:12px/1.35 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;vertica
 table.src td.nr{color:#5f6b76;text-align:right;width:1%}table.src td.br{width:1%;color:#333}
 table.src td.code{min-width:28px}
 tr.covered td.code{background:#d5f0dc}tr.partly td.code{background:#fbefc0}
-tr.missed td.code{background:#f8d7d9}td.cases{white-space:normal!important;color:#1459a8;
-max-width:420px}td.cases .why{color:#5f4b00;font-family:system-ui,sans-serif}
-td.cases .why.none{color:#b3141b;font-weight:600}
+tr.missed td.code{background:#f8d7d9}td.cases{white-space:nowrap!important;color:#1459a8;
+max-width:420px;overflow:hidden;text-overflow:ellipsis}td.cases .why{color:#5f4b00;
+font-family:system-ui,sans-serif}td.cases .why.none{color:#b3141b;font-weight:600}
 </style>"""
 MAX_CASES_SHOWN = 4
 
@@ -62,7 +62,7 @@ def render_coverage_section(models: Sequence[Mapping[str, Any]]) -> str:
         why = _why_by_method(model)
         parts.append(
             f'<h3>{esc(model.get("target"))} <span class="muted small">(JaCoCo '
-            f"{esc(model.get('jacoco'))}, {esc(model.get('nodes'))} node(s), "
+            f"{esc(model.get('jacoco'))}, {esc(_units(model))}, "
             f'{_case_count(model)} case(s); <a href="{esc(page_name(model))}">source '
             "with the cases that reach each line</a>)</span></h3>"
             '<table class="counts"><thead><tr><th>class / method</th><th>lines</th>'
@@ -120,6 +120,11 @@ def _why_by_method(model: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     return out
 
 
+def _units(model: Mapping[str, Any]) -> str:
+    """What the dumps came from: "1 node(s)", "37 client JVM(s)" (older files: nodes only)."""
+    return str(model.get("units") or f"{model.get('nodes')} node(s)")
+
+
 def _notes(model: Mapping[str, Any]) -> list[str]:
     notes = []
     if model.get("sources_missing"):
@@ -127,6 +132,7 @@ def _notes(model: Mapping[str, Any]) -> list[str]:
             f"Maven Central has no -sources jar of {esc(', '.join(model['sources_missing']))} "
             f"{esc(model.get('release'))}: the source page shows line numbers and counters only."
         )
+    notes += [esc(n) for n in model.get("notes", [])]
     if model.get("lost"):
         notes.append("Dumps lost (their counts are missing): " + esc("; ".join(model["lost"])))
     if model.get("summary"):
@@ -172,7 +178,9 @@ def _cases_cell(cases: Sequence[Sequence[Any]], why: str = "") -> str:
     more = len(names) - MAX_CASES_SHOWN
     title = esc("\n".join(names))
     extra = f' <span class="muted">+{more}</span>' if more > 0 else ""
-    return f'<td class="cases" title="{title}">{shown}{extra}{why}</td>'
+    # one line per source line (the rest on hover): the count first, where it is never cut
+    count = f'<span class="muted">{len(names)}:</span> ' if len(names) > 1 else ""
+    return f'<td class="cases" title="{title}">{count}{shown}{extra}{why}</td>'
 
 
 def _branches(row: Mapping[str, Any]) -> str:

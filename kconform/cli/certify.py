@@ -16,6 +16,7 @@ from kconform.cli.checks import (
     JOBS_HELP,
     check_cases,
     check_clients,
+    check_coverage,
     check_outputs,
     client_timeout,
     jobs,
@@ -47,6 +48,11 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     certify.add_argument(
         "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
     )
+    certify.add_argument(
+        "--coverage", action="store_true",
+        help="JaCoCo on the Java client's JVMs: which of its KIP-511/KIP-714 code each case "
+        "reaches, in the report (docs/coverage.md; one worker)",
+    )  # fmt: skip
     certify.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                          f"four per core for {' and '.join(light_kinds())}, whose cases mostly "
                          "wait; 1 for the others, whose timing bent or is unknown)")  # fmt: skip
@@ -61,14 +67,17 @@ def run(args: argparse.Namespace) -> int:
     check_clients(args.client)
     check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     check_cases(args.cases, kind="client")
+    if args.coverage:
+        check_coverage("reference", args.client, args.jobs)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]
     options = RunOptions(
         targets="reference", clients=args.client, suites=["client"], out=args.out,
         junit=args.junit, json=args.json, cases=args.cases or "", level=args.level,
         baselines=baselines, use_default_baselines=not args.no_default_baselines,
         verbose=args.verbose,
-        jobs=args.jobs if args.jobs is not None else default_jobs(args.client),
-        client_timeout=args.client_timeout,
+        jobs=1 if args.coverage else args.jobs if args.jobs is not None
+        else default_jobs(args.client),
+        client_timeout=args.client_timeout, coverage=args.coverage,
     )  # fmt: skip
     code = run_suites(options)
     results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")

@@ -15,6 +15,7 @@ __all__ = [
     "SINK_HELP",
     "check_cases",
     "check_clients",
+    "check_coverage",
     "check_outputs",
     "check_targets",
     "client_timeout",
@@ -118,6 +119,22 @@ def check_clients(clients: str) -> None:
         check(parse_clients(clients) if clients.strip() else [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_coverage(targets: str, clients: str, jobs: int | None) -> None:
+    """--coverage on subjects it can measure: apache targets, Java clients (a UsageError naming
+    the one that is not a JVM kconform starts), in one worker (each case's dumps come from one
+    set of JVMs)."""
+    from kconform.fixtures.clients.registry import parse_clients
+    from kconform.fixtures.coverage.subjects import coverage_problem
+
+    named = parse_clients(clients) if clients.strip() else []
+    entries = [(t.strip(), t.strip()) for t in targets.split(",") if t.strip()]
+    problem = coverage_problem(entries, named)
+    if problem:
+        raise UsageError(problem)
+    if jobs is not None and jobs > 1:
+        raise UsageError("--coverage attributes each case's coverage in one worker: use -j 1")
 
 
 def check_targets(

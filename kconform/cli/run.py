@@ -14,6 +14,7 @@ from kconform.cli.checks import (
     check_bootstrap,
     check_cases,
     check_clients,
+    check_coverage,
     check_outputs,
     check_targets,
     client_timeout,
@@ -53,9 +54,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--client-timeout", type=client_timeout, default=None, help=CLIENT_TIMEOUT_HELP
     )
     run.add_argument("--coverage", action="store_true",
-                     help="JaCoCo on the apache target's broker nodes: which of Apache's "
-                     "KIP-511/KIP-714 code each case reaches, in the report (docs/coverage.md; "
-                     "runs in one worker)")  # fmt: skip
+                     help="JaCoCo on the apache target's broker nodes and the Java client's "
+                     "JVMs: which of Apache's KIP-511/KIP-714 code each case reaches, in the "
+                     "report (docs/coverage.md; runs in one worker)")  # fmt: skip
     run.add_argument("-j", "--jobs", type=jobs, default=None, help=JOBS_HELP + " (default: "
                      f"four per core for a whole run on {' and '.join(embedded_kinds())} with "
                      f"{' and '.join(light_kinds())}; 1 with --cases, -k, -x, other targets "
@@ -73,18 +74,6 @@ def _check_jobs(count: int, targets: str, bootstrap_server: str | None) -> None:
             "-j runs each worker against its own targets; an existing cluster "
             "(--bootstrap-server) would be shared by the workers, so use -j 1 with it"
         )
-
-
-def _check_coverage(targets: str, jobs: int | None) -> None:
-    """--coverage dumps each case's counters from one set of nodes: one worker, JVM targets."""
-    from kconform.fixtures.targets.registry import target_kind
-
-    if jobs is not None and jobs > 1:
-        raise UsageError("--coverage attributes each case's coverage in one worker: use -j 1")
-    without = [t for t in targets.split(",") if t.strip() and not target_kind(t.strip()).jvm_agent]
-    if without:
-        raise UsageError(f"--coverage needs apache:<version> targets; {', '.join(without)} "
-                         "cannot carry the JaCoCo agent")  # fmt: skip
 
 
 def _warn_baselines(baselines: list[Path], targets: str, clients: str) -> None:
@@ -110,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     check_clients(args.client)
     check_cases(args.cases)
     if args.coverage:
-        _check_coverage(targets, args.jobs)
+        check_coverage(targets, args.client, args.jobs)
     count = 1 if args.coverage else args.jobs
     if count is None:
         from kconform.plugin.workers import default_run_jobs

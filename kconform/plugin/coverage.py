@@ -1,7 +1,8 @@
-"""`--coverage`: JaCoCo on the broker nodes, dumped after every case (issue 32).
+"""`--coverage`: JaCoCo on the broker nodes and Java clients, dumped after every case (issue 32).
 
 The plugin's part: with `--coverage`, each target whose kind can carry a Java agent (the
-`apache` kind) gets JaCoCo's agent on its nodes before it starts (`fixtures/coverage`). The
+`apache` kind) gets JaCoCo's agent on its nodes before it starts (`fixtures/coverage`), and
+each Java client driver gets it on every JVM it starts (one per run: `client_agent`). The
 counters are dumped and reset at these moments, each dump into a file of its own under the
 coverage folder (`coverage/` beside the results unless `--kconform-coverage` says where):
 right after the target started (`startup`), when a case's setup begins (`between`: what the
@@ -20,6 +21,8 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,10 @@ import pytest
 
 from kconform.fixtures.coverage import jacoco, wire
 from kconform.fixtures.coverage.agent import CoverageAgent
-from kconform.fixtures.coverage.selection import BROKER_CLASSES
+from kconform.fixtures.coverage.client_agent import ClientRunsAgent
+from kconform.fixtures.coverage.client_selection import CLIENT_CLASSES
+from kconform.fixtures.coverage.client_selection import SOURCE_ARTIFACTS as CLIENT_ARTIFACTS
+from kconform.fixtures.coverage.selection import BROKER_CLASSES, Chosen
 from kconform.fixtures.targets.apache import ApacheTarget
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.targets.kafka_dist import cache_root
@@ -39,36 +45,73 @@ __all__ = ["COVERAGE", "COVERAGE_JSON", "STARTUP", "CoverageSession", "coverage_
 
 COVERAGE_JSON = "coverage.json"
 STARTUP, BETWEEN = "(startup)", "(between cases)"
+SHARED_RUNS = (
+    "A case judging a client run an earlier case recorded (its result's recorded_by) started "
+    "no JVM: that run's lines are the recording case's."
+)
+
+
+Release = tuple[str, list[Path]]
+"""A measured subject's release and its jars holding the chosen classes."""
+
+
+@dataclass
+class Measured:
+    """One subject under JaCoCo: its agent, what counts, and where its classes come from."""
+
+    agent: CoverageAgent | ClientRunsAgent
+    chosen: tuple[Chosen, ...]
+    artifacts: tuple[str, ...]  # the release's artifacts holding them (and their -sources)
+    release: Callable[[], Release | None]  # asked at report time: the subject has started
+    note: str = ""  # said under the subject's figures
 
 
 class CoverageSession:
-    """The agents of this session's targets and the order of their dumps."""
+    """The agents of this session's targets and clients, and the order of their dumps."""
 
     def __init__(self, folder: Path, *, summary: bool = False) -> None:
         self.folder = folder
         self.summary = summary  # --coverage-summary: the run's report only (what a gate needs)
         self.tools: jacoco.JacocoTools | None = None
-        self.agents: dict[str, tuple[CoverageAgent, ApacheTarget]] = {}
+        self.agents: dict[str, Measured] = {}
         self.dumps: dict[str, list[tuple[str, str]]] = {}  # label -> [(stem, case)]
         self.started = time.monotonic()
+
+    def _tools(self) -> jacoco.JacocoTools:
+        if self.tools is None:
+            self.tools = jacoco.resolve_tools(cache_root())
+        return self.tools
 
     def attach(self, label: str, target: BrokerTarget) -> None:
         """Before `target.start()`: its nodes will run the agent (TargetUnavailable-free:
         a kind without agents was refused at configure time)."""
         if not isinstance(target, ApacheTarget):
             return
-        if self.tools is None:
-            self.tools = jacoco.resolve_tools(cache_root())
-        agent = CoverageAgent(self.tools, slug(label))
+        agent = CoverageAgent(self._tools(), slug(label))
         target.jvm_agent = agent
-        self.agents[label] = (agent, target)
+        self.agents[label] = Measured(agent, BROKER_CLASSES, jacoco.SOURCE_ARTIFACTS,
+                                      lambda: _broker_release(target))  # fmt: skip
+        self.dumps[label] = []
+
+    def attach_client(self, label: str, driver: object) -> None:
+        """Before the driver's first run: each JVM it starts will run the agent (a driver that
+        is not a JVM was refused at configure time and is left alone here)."""
+        from kconform.fixtures.clients.java import JavaDriver
+
+        if not isinstance(driver, JavaDriver) or label in self.agents:
+            return
+        agent = ClientRunsAgent(self._tools(), slug(label), self.folder / slug(label) / "pending")
+        driver.jvm_agent = agent.run_option
+        self.agents[label] = Measured(agent, CLIENT_CLASSES, CLIENT_ARTIFACTS,
+                                      lambda: _client_release(driver), SHARED_RUNS)  # fmt: skip
         self.dumps[label] = []
 
     def dump(self, label: str, case: str) -> None:
-        """Every node of `label` dumped and reset into one file named after `case`."""
+        """Every node of `label` dumped and reset (every JVM a client ran since the last dump
+        gathered) into one file named after `case`."""
         if label not in self.agents:
             return
-        agent, _ = self.agents[label]
+        agent = self.agents[label].agent
         order = self.dumps[label]
         stem = f"{len(order):05d}"
         if agent.write_dump(self.folder / slug(label) / "exec", stem):
@@ -85,24 +128,26 @@ class CoverageSession:
     def write_reports(self) -> None:
         """One XML for the run and one per case, then coverage.json; errors are printed, the
         run's verdicts do not depend on them."""
-        for label, (agent, target) in self.agents.items():
+        for label, measured in self.agents.items():
             try:
-                self._write(label, agent, target)
+                self._write(label, measured)
             except (jacoco.CoverageUnavailable, OSError, ValueError) as exc:
                 print(f"kconform: coverage of {label} not written: {exc}", file=sys.stderr)
 
-    def _write(self, label: str, agent: CoverageAgent, target: ApacheTarget) -> None:
+    def _write(self, label: str, measured: Measured) -> None:
         assert self.tools is not None
         folder = self.folder / slug(label)
-        dist = target.distribution
-        if dist is None or not self.dumps[label]:
+        release = measured.release()
+        if release is None or not self.dumps[label]:
             return
-        version = dist.version
-        jars = [dist.libs / f"{a}-{version}.jar" for a in jacoco.SOURCE_ARTIFACTS]
+        version, jars = release
+        agent, chosen = measured.agent, measured.chosen
         classes = jacoco.release_classes(
-            [j for j in jars if j.is_file()], cache_root() / "jacoco" / "classes" / _digest(jars)
+            [j for j in jars if j.is_file()],
+            cache_root() / "jacoco" / "classes" / _digest(jars, chosen),
+            chosen,
         )
-        by_stem = {stem: sorted((folder / "exec").glob(f"node-*/{stem}.exec"))
+        by_stem = {stem: sorted((folder / "exec").glob(f"*/{stem}.exec"))
                    for stem, _ in self.dumps[label]}  # fmt: skip
         run_xml = folder / "coverage.xml"
         every = [f for files in by_stem.values() for f in files]
@@ -114,22 +159,26 @@ class CoverageSession:
             missing: dict[str, Path | None] = {}
         else:
             per_case = self._case_reports(label, by_stem, classes, folder)
-            sources = _sources(version, run)
-            missing = jacoco.resolve_sources(version, cache_root())
-        model = build_model(run, attribute(per_case), sources=sources)
+            sources = _sources(version, run, measured.artifacts)
+            missing = jacoco.resolve_sources(version, cache_root(), measured.artifacts)
+        model = build_model(run, attribute(per_case), sources=sources, chosen=chosen)
         cases = [case for _, case in self.dumps[label]]
         model.update(
             target=label,
             release=version,
             jacoco=self.tools.version,
-            nodes=len(agent.ports),
+            units=agent.units,
             cases=sorted(set(cases)),
             lost=agent.lost,
+            notes=[measured.note] if measured.note else [],
             sources_missing=sorted(a for a, jar in missing.items() if jar is None),
             chosen=[{"name": c.name, "methods": list(c.methods), "why": c.why}
-                    for c in BROKER_CLASSES],
+                    for c in chosen],
         )  # fmt: skip
-        model.update(summary=self.summary, missed=account(model, version))
+        # fixtures/coverage/accounted.py reviews the broker's missed branches; a client's are
+        # shown without a reason column rather than all as "not accounted for"
+        broker = measured.chosen is BROKER_CLASSES
+        model.update(summary=self.summary, missed=account(model, version) if broker else None)
         (folder / COVERAGE_JSON).write_text(json.dumps(model, indent=1), "utf-8")
 
     def _case_reports(
@@ -157,11 +206,32 @@ class CoverageSession:
         return out
 
 
-def _digest(paths: list[Path]) -> str:
+def _broker_release(target: ApacheTarget) -> Release | None:
+    dist = target.distribution
+    if dist is None:
+        return None
+    return dist.version, [dist.libs / f"{a}-{dist.version}.jar" for a in jacoco.SOURCE_ARTIFACTS]
+
+
+def _client_release(driver: Any) -> Release | None:
+    """The Java client's version and kafka-clients jar: its distribution's, else the one on
+    `$KCONFORM_JAVA_CLASSPATH`."""
+    version = str(driver.version)
+    if driver.libs is not None:
+        return version, [driver.libs / f"kafka-clients-{version}.jar"]
+    for entry in str(driver.classpath).split(":"):
+        folder = Path(entry.removesuffix("*") or ".")
+        found = sorted(folder.glob(f"kafka-clients-{version}.jar")) if folder.is_dir() else []
+        if found or Path(entry).name == f"kafka-clients-{version}.jar":
+            return version, found or [Path(entry)]
+    return None
+
+
+def _digest(paths: list[Path], chosen: tuple[Chosen, ...]) -> str:
     h = hashlib.sha256()
     for p in paths:
         h.update(f"{p.name}:{p.stat().st_size if p.is_file() else 0}".encode())
-    h.update(repr(BROKER_CLASSES).encode())
+    h.update(repr(chosen).encode())
     return h.hexdigest()[:16]
 
 
@@ -177,11 +247,12 @@ def _probe_key(files: list[Path]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _sources(version: str, run: Report) -> dict[str, str | None]:
+def _sources(version: str, run: Report, artifacts: tuple[str, ...]) -> dict[str, str | None]:
     """sourcefile -> text from the release's `-sources` jars (None where there are none)."""
     import zipfile
 
-    jars = [j for j in jacoco.resolve_sources(version, cache_root()).values() if j is not None]
+    jars = [j for j in jacoco.resolve_sources(version, cache_root(), artifacts).values()
+            if j is not None]  # fmt: skip
     found: dict[str, str | None] = {c.sourcefile: None for c in run.classes.values()}
     for jar in jars:
         with zipfile.ZipFile(jar) as archive:

@@ -64,6 +64,8 @@ def client(request: pytest.FixtureRequest) -> Any:
     if timeout is not None:
         driver.start_timeout = timeout
     state: RunState = request.config.stash[STATE]
+    if state.coverage is not None:  # --coverage: JaCoCo on each JVM the driver starts
+        state.coverage.attach_client(request.param.label, driver)
     description = driver.describe()
     if description not in state.results.subjects:
         state.results.subjects.append(description)

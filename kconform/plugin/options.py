@@ -99,8 +99,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
     group.addoption(
         "--coverage", action="store_true",
-        help="JaCoCo on the broker nodes (apache targets): which of Apache's KIP-511/KIP-714 "
-        "code each case reaches, in the report (docs/coverage.md)",
+        help="JaCoCo on the broker nodes (apache targets) and Java clients' JVMs: which of "
+        "Apache's KIP-511/KIP-714 code each case reaches, in the report (docs/coverage.md)",
     )  # fmt: skip
     group.addoption(
         "--coverage-summary", action="store_true",
@@ -170,18 +170,21 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(config.getoption("--kconform-profile"))
     specs = target_specs(config)  # a bad --target fails here, before any test runs
     if config.getoption("--coverage"):
-        check_coverage_targets(specs)
+        check_coverage_targets(specs, config.getoption("--client") or "")
     elif config.getoption("--coverage-summary"):
         raise pytest.UsageError("--coverage-summary goes with --coverage")
 
 
-def check_coverage_targets(specs: list[TargetSpec]) -> None:
-    """--coverage needs targets whose nodes are JVMs the harness starts (the kind says so)."""
-    from kconform.fixtures.targets.registry import target_kind
+def check_coverage_targets(specs: list[TargetSpec], clients: str = "") -> None:
+    """--coverage needs JVMs the harness starts: apache targets or Java clients (the kinds say
+    so); `clients`: the --client text, whose entries must all be such JVMs."""
+    from kconform.fixtures.clients.registry import parse_clients
+    from kconform.fixtures.coverage.subjects import coverage_problem
 
-    without = [s.label for s in specs if not target_kind(s.kind).jvm_agent]
-    if without:
-        raise pytest.UsageError(
-            f"--coverage needs targets whose JVMs kconform starts (apache:<version>); "
-            f"{', '.join(without)} cannot carry the JaCoCo agent"
-        )
+    try:
+        named = parse_clients(clients) if clients.strip() else []
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    problem = coverage_problem([(s.label, s.kind) for s in specs], named)
+    if problem:
+        raise pytest.UsageError(problem)

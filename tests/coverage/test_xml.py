@@ -68,8 +68,9 @@ def test_parse_reads_classes_methods_and_lines() -> None:
 
 def test_spans_end_at_the_next_method_not_at_a_lambda() -> None:
     spans = method_spans(RUN)
-    assert spans[(MANAGER, "processPushTelemetryRequest", "()V")] == (10, 19)
-    assert spans[(MANAGER, "close", "()V")] == (20, 29)
+    # the line after their last code (13, 20): not the code-less lines up to the next method
+    assert spans[(MANAGER, "processPushTelemetryRequest", "()V")] == (10, 14)
+    assert spans[(MANAGER, "close", "()V")] == (20, 21)
     assert spans[(f"{MANAGER}$ExpirationTimerTask", "run", "()V")] == (30, 30)
 
 
@@ -89,7 +90,7 @@ def test_model_keeps_chosen_methods_with_their_lambdas() -> None:
     assert timer["name"] == f"{MANAGER}$ExpirationTimerTask"
     assert [m["name"] for m in manager["methods"]] == ["processPushTelemetryRequest", "close"]
     push = manager["methods"][0]
-    assert push["counters"]["BRANCH"] == [2, 2] and push["lines"] == [[10, 19]]
+    assert push["counters"]["BRANCH"] == [2, 2] and push["lines"] == [[10, 14]]
     row = model["files"][FILE]["lines"]["11"]
     assert row["text"] == "line 11" and row["status"] == "partly"
     assert row["cases"] == [["kip714.push.accepted", 1]]
