@@ -122,12 +122,15 @@ def baseline_warnings(paths: list[Path], subjects: set[str]) -> list[str]:
 
 
 def client_names(clients: str) -> str:
-    """`--client` as given, or every installed driver's label when it is empty."""
-    if clients:
-        return clients
+    """The labels `--client`'s subjects run as (`java@4.4.0` runs as `java:4.4.0`, the name
+    its baseline carries), every installed driver's when empty, or the text as given when it
+    does not parse (the clients' start refuses it)."""
     from kconform.fixtures.clients.registry import parse_clients
 
-    return ",".join(spec.label for spec in parse_clients(""))
+    try:
+        return ",".join(dict.fromkeys(spec.label for spec in parse_clients(clients)))
+    except (ValueError, LookupError):  # UsageError too; said when the clients start
+        return clients
 
 
 def output_dir(base: Path | None) -> Path:

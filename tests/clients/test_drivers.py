@@ -18,6 +18,7 @@ from kconform.fixtures.clients import Scenario, create_driver, parse_clients
 from kconform.fixtures.clients.contract import command_line, parse_command_line, parse_event
 from kconform.fixtures.clients.java import CLASSPATH_ENV, SOURCE
 from kconform.fixtures.targets.base import Capability
+from kconform.runner import client_names, default_baselines
 
 
 @pytest.mark.parametrize(
@@ -55,6 +56,13 @@ def test_client_names() -> None:
     for bad in ("librdkafka", "command:", "java:1"):
         with pytest.raises(ValueError):
             parse_clients(bad)
+        assert client_names(bad) == bad  # left to the driver's start to refuse
+
+
+def test_a_pinned_client_is_matched_to_its_baseline_by_the_label_it_runs_as() -> None:
+    assert client_names("java@4.4.0,confluent-kafka") == "java:4.4.0,confluent-kafka"
+    found = default_baselines("reference," + client_names("java@4.4.0"))
+    assert [p.name for p in found if p.name.startswith("java")] == ["java-4.4.0.json"]
 
 
 def test_installed_drivers_identify_themselves() -> None:
