@@ -10,10 +10,11 @@ code, or closed/hang) the target produced: a fuzzer that sees one shape is not e
 
 `--coverage-guided` (apache:<version> only) runs the broker nodes with JaCoCo's agent on the
 chosen classes (docs/coverage.md), reads their probes after every example, keeps an example
-that set a probe no earlier one set, and derives most later examples from those kept (AFL's
-rule on JaCoCo probes; `kconform.engine.fuzz.guided`). `--coverage-unguided` is the same
-fuzzer, instrumented and measured the same way, keeping nothing: the baseline. Either prints
-the branches reached over time and writes `coverage/guided/reach.json` beside the report.
+that set a probe no earlier one set, and leads most later examples with requests derived from
+those kept (AFL's rule on JaCoCo probes; `kconform.engine.fuzz.guided`). `--coverage-unguided`
+is the same fuzzer, instrumented and measured the same way, keeping nothing: the baseline.
+Either prints the branches reached over time and writes `coverage/guided/reach.json` beside
+the report (docs/coverage.md, "Coverage-guided fuzzing").
 
 Findings on real targets join the regression corpus (`suites/fuzz/regressions/`) and are
 replayed by every later run; findings on `reference:<mutant>` self-test targets do not.

@@ -148,3 +148,17 @@ def test_derived_well_formed_requests_stay_decodable(data: st.DataObject) -> Non
         assert frame.api_key == api[0] and frame.body is not None
         assert "re-drawn" in child.description
         assert not changes_state(child)
+
+
+@pytest.mark.parametrize("spec", ["reference", "librdkafka_mock", "apache:4.4.0,reference"])
+@pytest.mark.parametrize("flag", ["--coverage-guided", "--coverage-unguided"])
+def test_guidance_needs_one_apache_target(
+    spec: str, flag: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A usage error (exit 2) before anything starts: JaCoCo rides only on JVMs kconform starts."""
+    from kconform.cli import main
+
+    assert main(["fuzz", "--target", spec, flag, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} needs one apache:<version> target" in err
+    assert not (tmp_path / "out").exists()

@@ -3,16 +3,17 @@
 The request cases' own fuzzer, with a corpus. After each example (a batch of requests) every
 node's JaCoCo agent is dumped and reset over its TCP port (`wire.dump`, a socket round trip).
 The batch joins the corpus when it set a probe no earlier batch set (AFL's rule, on JaCoCo
-probes: `ProbeUnion.add`). Once the corpus holds anything, three examples in four are derived
-from a corpus entry instead of drawn afresh: malformed cases break the entry's requests again
-with the same mutations (`mutations.MUTATIONS`, stacked on what the entry already is);
-well-formed cases re-draw one field of an entry's body and re-encode it, at its version or
-another. Fresh examples come from the usual strategies (`stream.examples`), so the requests,
-the oracle and the verdicts are the usual ones; only which requests get sent changes.
+probes: `ProbeUnion.add`). Once the corpus holds anything, three examples in four are led
+by up to 16 requests derived from a corpus entry, then the usual example (cut at the batch's
+depth): malformed cases break the entry's requests again with the same mutations
+(`mutations.MUTATIONS`, stacked on what the entry already is); well-formed cases re-draw one
+field of an entry's body and re-encode it, at its version or another. The usual examples
+come from the usual strategies (`stream.examples`), so the requests, the oracle and the
+verdicts are the usual ones; only which requests get sent changes.
 
 `--coverage-unguided` is the same fuzzer with the same seeds, instrumented and read the same
-way, keeping no corpus: with an empty corpus no extra choice is drawn, so it sends exactly
-what the plain fuzzer sends. That is the baseline guidance is measured against
+way, keeping no corpus: its examples are the usual strategy's, unchanged, so for a seed it
+sends what the plain fuzzer sends. That is the baseline guidance is measured against
 (`benchmarks/fuzz_coverage.py`).
 
 Once a case has a finding the corpus is frozen, so Hypothesis' shrinking replays its choices
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 from hypothesis.errors import StopTest
@@ -153,6 +154,8 @@ class Guide:
         a seed, the usual example), and the derived requests are drawn from the seed on a
         private `ConjectureData`, outside Hypothesis' record of choices."""
         fresh = stream.examples(group, broken, pipelining)
+        if not self.corpus.keeping:  # unguided: the usual examples, not one choice more
+            return fresh.map(self._counted)
         derive = derive_broken if broken else derive_well_formed
 
         @st.composite
@@ -168,6 +171,10 @@ class Guide:
             return [*made, *usual][: pipelining.depth]
 
         return pick()
+
+    def _counted(self, usual: list[FuzzRequest]) -> list[FuzzRequest]:
+        self.fresh += 1
+        return usual
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -210,7 +217,7 @@ def derived(seed: int, entries: list[list[FuzzRequest]], derive: Deriver) -> lis
     rng = random.Random(seed)
     base = entries[rng.randrange(len(entries))]
     try:
-        return derive(ConjectureData(random=rng).draw, base)
+        return derive(cast(st.DrawFn, ConjectureData(random=rng).draw), base)
     except StopTest:  # the private data gave up (a filter that kept rejecting): nothing derived
         return []
 
