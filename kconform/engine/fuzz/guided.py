@@ -234,8 +234,12 @@ def derive_broken(draw: st.DrawFn, base: list[FuzzRequest]) -> list[FuzzRequest]
     return out
 
 
-def _respliced(draw: st.DrawFn, parent: FuzzRequest) -> FuzzRequest | None:
-    """`parent`'s body with one field re-drawn, re-encoded at its version or another."""
+def _respliced(
+    draw: st.DrawFn, parent: FuzzRequest, donors: dict[tuple[int, int], Any]
+) -> FuzzRequest | None:
+    """`parent`'s body with one field taken from a freshly drawn body of its API and version
+    (one drawn per API and version in `donors`: drawing a body costs more than re-encoding
+    it), re-encoded at its version or another."""
     try:
         frame = decode_request(parent.payload, strict=False)
     except DecodeError:
@@ -244,12 +248,13 @@ def _respliced(draw: st.DrawFn, parent: FuzzRequest) -> FuzzRequest | None:
     if body is None or cls is None:
         return None
     version = frame.api_version
-    fresh, _ = draw(body_strategy(cls, version))
     present = [f.attr for f in cls.schema_fields if f.present(version)]
     if not present:
         return None
+    if (frame.api_key, version) not in donors:
+        donors[(frame.api_key, version)] = draw(body_strategy(cls, version))[0]
     attr = draw(st.sampled_from(present))
-    setattr(body, attr, getattr(fresh, attr))
+    setattr(body, attr, getattr(donors[(frame.api_key, version)], attr))
     at = draw(st.sampled_from([version, *cls.versions()]))
     note = f"{SESSION_NOTE if parent.session else ''}a corpus entry with {attr} re-drawn"
     header = frame.header
@@ -258,9 +263,10 @@ def _respliced(draw: st.DrawFn, parent: FuzzRequest) -> FuzzRequest | None:
 
 def derive_well_formed(draw: st.DrawFn, base: list[FuzzRequest]) -> list[FuzzRequest]:
     """1 to `FAMILY_MAX` valid requests, each a request of `base` with one field re-drawn."""
-    out = []
+    out: list[FuzzRequest] = []
+    donors: dict[tuple[int, int], Any] = {}
     for _ in range(draw(st.integers(1, FAMILY_MAX))):
-        child = _respliced(draw, draw(st.sampled_from(base)))
+        child = _respliced(draw, draw(st.sampled_from(base)), donors)
         if child is not None:
             out.append(child)
     return out
