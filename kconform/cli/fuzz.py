@@ -8,6 +8,14 @@ share is used instead of stopping at a fixed example count. After the run it pri
 the examples tried, examples per second, and how many distinct response shapes (api, error
 code, or closed/hang) the target produced: a fuzzer that sees one shape is not exploring.
 
+`--coverage-guided` (apache:<version> only) runs the broker nodes with JaCoCo's agent on the
+chosen classes (docs/coverage.md), reads their probes after every example, keeps an example
+that set a probe no earlier one set, and leads most later examples with requests derived from
+those kept (AFL's rule on JaCoCo probes; `kconform.engine.fuzz.guided`). `--coverage-unguided`
+is the same fuzzer, instrumented and measured the same way, keeping nothing: the baseline.
+Either prints the branches reached over time and writes `coverage/guided/reach.json` beside
+the report (docs/coverage.md, "Coverage-guided fuzzing").
+
 Findings on real targets join the regression corpus (`suites/fuzz/regressions/`) and are
 replayed by every later run; findings on `reference:<mutant>` self-test targets do not.
 """
@@ -32,10 +40,13 @@ from kconform.engine.fuzz.budget import (
     BudgetError,
     parse_budget,
 )
+from kconform.engine.fuzz.guided import GUIDED_ENV, REACH_ENV
 from kconform.exit_codes import EXIT_USAGE
 
 __all__ = ["COMMAND", "add_arguments", "fuzz_table", "run_fuzz"]
 
+REACH_DIR = "guided"
+"""Under the report's coverage folder: each request case's probes, and reach.json."""
 CASE_TIMEOUT_MARGIN = 120.0
 """Seconds beyond the whole budget before the plugin gives up on one case: the case's own clock
 stops it long before, this only catches a harness that hangs."""
@@ -71,6 +82,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Hypothesis profile (step counts of the stateful case)",
     )
     parser.add_argument("--out", type=Path, default=None, help="report folder")
+    guidance = parser.add_mutually_exclusive_group()
+    guidance.add_argument(
+        "--coverage-guided", dest="guidance", action="store_const", const="guided",
+        help="apache:<version> only: JaCoCo on the nodes; keep requests that reach new probes "
+        "and fuzz from them; print the branches reached over time (docs/coverage.md)",
+    )  # fmt: skip
+    guidance.add_argument(
+        "--coverage-unguided", dest="guidance", action="store_const", const="unguided",
+        help="as --coverage-guided, measured the same way, but keeping nothing (the baseline)",
+    )  # fmt: skip
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="print failures as they happen"
     )
@@ -100,10 +121,11 @@ def run_fuzz(args: argparse.Namespace) -> int:
     import pytest
 
     from kconform.engine.results import Expectation
-    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets, target_kind
     from kconform.plugin.progress import Progress
     from kconform.reports.model import RunResults
     from kconform.runner import (
+        COVERAGE_DIR,
         RunOptions,
         exit_code,
         output_dir,
@@ -113,13 +135,21 @@ def run_fuzz(args: argparse.Namespace) -> int:
         write_reports,
     )
 
+    guidance = getattr(args, "guidance", None)
     try:
         budget = parse_budget(args.budget)
-        parse_targets(
+        specs = parse_targets(
             args.target, brokers=args.brokers, bootstrap=args.bootstrap_server, sink=args.sink
         )
     except (BudgetError, UnknownTarget) as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if guidance is not None and (len(specs) != 1 or not target_kind(specs[0].kind).jvm_agent):
+        print(
+            f"kconform: error: --coverage-{guidance} needs one apache:<version> target (JaCoCo "
+            f"rides on the broker JVMs kconform starts); got {args.target}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     from kconform.cli.checks import check_outputs
     from kconform.runner import DEFAULT_OUT
@@ -137,6 +167,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
         out=out,
         verbose=args.verbose,
         suites=["fuzz"],
+        coverage=guidance is not None,
     )
     timeout = str(budget + CASE_TIMEOUT_MARGIN)
     argv = [*pytest_args(options, results_path), "--case-timeout", timeout,
@@ -153,6 +184,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
         BUDGET_ENV: str(budget),
         DEADLINE_ENV: deadline,
         SEED_ENV: seed,
+        GUIDED_ENV: guidance,
+        REACH_ENV: str(out / COVERAGE_DIR / REACH_DIR) if guidance else None,
     }
     with _environment(environment), terminate_as_interrupt():
         code = pytest.main(argv, plugins=[Progress(args.verbose)])
@@ -166,6 +199,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
     results.write(results_path)
     write_reports(results, out)
     print(fuzz_table(results))
+    if guidance is not None:
+        _print_reach(out / COVERAGE_DIR / REACH_DIR, specs[0].variant)
     print(render_summary(results))
     print(f"report:  {out / 'index.html'}  ({time.monotonic() - started:.1f} s)")
     failed = sorted({r.case_id for r in results.results if r.verdict in ("fail", "error")})
@@ -174,12 +209,26 @@ def run_fuzz(args: argparse.Namespace) -> int:
     return exit_code(results, int(code))
 
 
+def _print_reach(folder: Path, version: str) -> None:
+    """The branches the run reached over time; a failure to measure them is said, not fatal
+    (the verdicts stand without it)."""
+    from kconform.cli.fuzz_reach import reach, reach_table
+    from kconform.fixtures.coverage.jacoco import CoverageUnavailable
+
+    try:
+        print(reach_table(reach(folder, version)))
+    except (CoverageUnavailable, OSError, ValueError, KeyError) as exc:
+        print(f"kconform: branches reached not measured: {exc}", file=sys.stderr)
+
+
 def _replay_command(args: argparse.Namespace, seed: str) -> str:
     """The command that runs this fuzz run again with its seed."""
     parts = ["kconform", "fuzz", "--target", args.target, "--budget", args.budget,
              "--seed", seed, "--profile", args.profile]  # fmt: skip
     if args.brokers != 1:
         parts += ["--brokers", str(args.brokers)]
+    if getattr(args, "guidance", None):
+        parts.append(f"--coverage-{args.guidance}")
     if args.bootstrap_server:
         parts += ["--bootstrap-server", args.bootstrap_server]
     return shlex.join(parts)

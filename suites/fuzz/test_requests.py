@@ -27,7 +27,7 @@ from hypothesis import example, given, seed
 
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
 from kconform.engine.check import Check, present
-from kconform.engine.fuzz import budget, corpus, deviations, oracle, stream
+from kconform.engine.fuzz import budget, corpus, deviations, guided, oracle, stream
 from kconform.engine.fuzz.engine import Arena, Finding, FuzzSession, fuzz_cases, guarded
 from kconform.engine.fuzz.inputs import FuzzRequest
 from kconform.engine.model import Family, Level, case
@@ -118,6 +118,7 @@ async def fuzz_requests(
     pipelining = stream.Pipelining(budget.pipeline_depth())
     patience = dataclasses.replace(PATIENCE, busy_limit=target.busy_seconds)
     check.note(f"requests: {pipelining.describe()}; busy limit {patience.busy_limit:.0f}s")
+    guide = guided.guide_for(target)  # --coverage-guided/--coverage-unguided only
 
     slow: list[tuple[float, str]] = []
 
@@ -135,6 +136,8 @@ async def fuzz_requests(
                 line = f"answered {outcome.seconds:.1f}s: {fuzzes[index].description}"
                 slow.append((outcome.seconds, line))
         liveness = present(batch.liveness, "the liveness check every batch ends with")
+        if guide is not None and liveness.alive:
+            guide.after(fuzzes, session.examples, frozen=session.first_failure_at is not None)
         if liveness.detail and liveness.alive:
             line = f"liveness {liveness.detail}: {fuzzes[-1].description}"
             slow.append((liveness.seconds, line))
@@ -166,7 +169,8 @@ async def fuzz_requests(
         )
         raise SubjectViolation(what)
 
-    test: Any = given(stream.examples(group, broken, pipelining))(one)
+    drawn = stream.examples(group, broken, pipelining)
+    test: Any = given(drawn if guide is None else guide.examples(group, broken, pipelining))(one)
     # Hypothesis tries the explicit examples last-applied first and stops at a failure: the
     # smallest findings go last, so they run first.
     for replay in sorted(corpus.replays(session.root, check.info.id), key=_size, reverse=True):
@@ -187,7 +191,24 @@ async def fuzz_requests(
     check.observe("answers after their deadline (slow, not dead)", len(slow))
     for _, line in sorted(slow, reverse=True)[:SLOWEST_SHOWN]:
         check.note(f"slow: {line[:400]}")
+    if guide is not None:
+        _coverage_notes(check, guide)
     session.conclude(RULE, EXPECTED)
+
+
+def _coverage_notes(check: Check, guide: guided.Guide) -> None:
+    """What the JaCoCo probes said (guided or measured runs); the probes go to the reach file."""
+    summary = guide.summary()
+    check.observe("JaCoCo probes reached", summary["probes"])
+    check.observe("corpus entries (batches that set a new probe)", summary["corpus"])
+    check.note(
+        f"coverage-{summary['mode']}: {summary['probes']} probes, corpus {summary['corpus']}, "
+        f"{summary['derived']} examples derived from it and {summary['fresh']} drawn afresh; "
+        f"{summary['dumps']} dumps, {summary['dump_ms']} ms each"
+    )
+    folder = guided.reach_folder()
+    if folder is not None:
+        guide.write(folder, check.info.id)
 
 
 def _batch_note(fuzzes: list[FuzzRequest], batch: stream.Batch) -> str:

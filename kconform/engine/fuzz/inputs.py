@@ -433,3 +433,10 @@ def response_expected(r: FuzzRequest) -> tuple[int, int] | None:
     if version in response.valid_versions or key == ApiVersionsRequest.api_key:
         return key, version
     return None
+
+
+assemble = _assemble
+"""A request from a body, its version and a header (None when it does not encode); public for
+the coverage-guided fuzzer (`guided.py`), which re-encodes corpus entries."""
+body_strategy = _body
+"""Bodies of one API version as the well-formed cases draw them, with their note."""
