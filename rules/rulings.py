@@ -58,6 +58,16 @@ RULINGS = (
            "push leave a receiver unable to tell the series' value. The KIP says nothing of it; "
            "librdkafka fixed exactly this as a bug (2.10.1, #5103), so sending a series twice in "
            "one push fails a MUST."),
+    Ruling(15, "A telemetry request lost to the transport",
+           "The error table names only error codes, and none of them is a lost connection or a "
+           "request left unanswered. 'Connection selection' has the client keep its connection "
+           "'until the connection goes down, at which time it may choose to reconnect and "
+           "continue', and the earlier revision's 5-minute retries are there 'to eventually "
+           "trigger a retry and avoid having to restart clients'. A client that stops for good "
+           "after such a failure is lost to its operators until restarted, which Apache fixed as "
+           "a bug (KAFKA-19747). So a client must send telemetry again after one: within the "
+           "longer of 5 minutes (that retry, and the wait Apache's fixed client takes) and three "
+           "PushIntervalMs. How soon inside that bound is the client's choice."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}
