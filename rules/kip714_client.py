@@ -207,12 +207,13 @@ ERRORS = (
                       "becomes Integer.MAX_VALUE and the client never pushes again",
                       "KAFKA-19747 (apache/kafka#20661)",
                       bug="java-transient-push-failure-disables-telemetry",
-                      fixed_in="4.1.1, 4.2.0 (4.0.2 by the 4.0 branch's history)",
+                      fixed_in="4.0.2, 4.1.1, 4.2.0",
                       case="kip714.client.errors.connection_lost"),
                 Known("Java client 4.0.2, 4.1.1+", "conforms, slowly: a request lost to the "
                       "transport counts as retriable and the next Get waits "
                       "DEFAULT_PUSH_INTERVAL_MS (300000 ms) whatever PushIntervalMs says",
-                      f"{_REPORTER} handleFailedRequest / isRetryable (4.1.1 bytecode)"))),
+                      f"{_REPORTER} handleFailedRequest / isRetryable (javap of the 4.0.2 and "
+                      "4.1.1 kafka-clients jars)"))),
 )  # fmt: skip
 
 TERMINATION = (
