@@ -65,9 +65,13 @@ endif
 # case bent their timing when side by side) or, without distributions, no client cases.
 JAVA_CLIENTS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),java:$(v)))
 HARNESS_CLIENTS := $(if $(HAVE_RELEASES),--client $(JAVA_CLIENTS),--ignore=suites/client)
+# The lost-push cases hold a Java client about 5.5 minutes each (its fixed releases wait 300 s
+# before they Get again, docs/targets.md): `make matrix` judges them on every Java release and
+# the gate below on every other client; here they would add 22 minutes.
+JAVA_UNGATED := --deselect suites/client/test_errors_transport.py
 test-harness: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(HARNESS_CLIENTS) \
-	  $(BASELINE_ARGS)
+	  $(BASELINE_ARGS) $(JAVA_UNGATED)
 	$(TEST_ENV) $(BIN)/kconform run --target $(TEST_TARGETS) --client confluent-kafka,kafka-python \
 	  --out build/main-job
 	$(TEST_ENV) $(BIN)/kconform run -j 2 --target reference --cases 'kip511.client.*,kip714.client.*' \

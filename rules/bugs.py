@@ -86,12 +86,6 @@ AWAITING_RULE: tuple[Known, ...] = (
           "thread throw IllegalStateException during close", "KAFKA-17040 (apache/kafka#18143)",
           bug="java-new-consumer-telemetry-after-terminated", fixed_in="4.0.0",
           uncaught=_NOT_ON_WIRE, rule="kip714.client.close.clean"),
-    Known("Java client 3.7.0-4.0.1, 4.1.0", "every failed telemetry request, a dropped "
-          "connection or a timeout included, counts as fatal: the interval becomes "
-          "Integer.MAX_VALUE and the client never pushes again", "KAFKA-19747 "
-          "(apache/kafka#20661)", bug="java-transient-push-failure-disables-telemetry",
-          fixed_in="4.1.1, 4.2.0 (4.0.2 by the 4.0 branch's history)",
-          rule="kip714.client.errors.transient_recovers"),
     Known("Java client 3.7.0-4.2.0, 4.3.x", "the telemetry sender keeps the Node it picked, so "
           "once that broker's address changes its Gets and Pushes still go to the old address",
           "KAFKA-20393 (apache/kafka#21983)", bug="java-telemetry-sticky-node-stale-address",

@@ -193,6 +193,27 @@ ERRORS = (
          "The duration in milliseconds for which the request was throttled",
          "A client holds back for a response's ThrottleTimeMs (KIP-219).", behaviour="E.1",
          known=(Known("Java client 3.7.0-4.1.0", "ignores it for telemetry", _REPORTER),)),
+    Rule("kip714.client.errors.transient_recovers", Level.MUST, "KIP-714",
+         "Connection selection",
+         "keep using the same broker connection for telemetry requests until the connection goes "
+         "down, at which time it may choose to reconnect and continue using the same broker, or "
+         "switch over to another broker connection",
+         "A telemetry request lost to the transport (its connection closed before the answer, or "
+         "no answer within the request timeout) does not end the client's telemetry: it sends a "
+         "Get or Push again, over a new connection if need be, within the longer of 5 minutes "
+         "and three PushIntervalMs.", ruling=17, behaviour="E.1",
+         known=(Known("Java client 3.7.0-4.0.1, 4.1.0", "every failed telemetry request, a "
+                      "dropped connection or a timeout included, counts as fatal: the interval "
+                      "becomes Integer.MAX_VALUE and the client never pushes again",
+                      "KAFKA-19747 (apache/kafka#20661)",
+                      bug="java-transient-push-failure-disables-telemetry",
+                      fixed_in="4.0.2, 4.1.1, 4.2.0",
+                      case="kip714.client.errors.connection_lost"),
+                Known("Java client 4.0.2, 4.1.1+", "conforms, slowly: a request lost to the "
+                      "transport counts as retriable and the next Get waits "
+                      "DEFAULT_PUSH_INTERVAL_MS (300000 ms) whatever PushIntervalMs says",
+                      f"{_REPORTER} handleFailedRequest / isRetryable (javap of the 4.0.2 and "
+                      "4.1.1 kafka-clients jars)"))),
 )  # fmt: skip
 
 TERMINATION = (

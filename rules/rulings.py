@@ -73,6 +73,16 @@ RULINGS = (
            "of a broker upgrade to their clients'. The application's version, or a placeholder "
            "such as 'dev', tells them nothing of that, so it fails a MUST; a wrapper that names "
            "the library it embeds (librdkafka) may send that library's version."),
+    Ruling(17, "A telemetry request lost to the transport",
+           "The error table names only error codes, and none of them is a lost connection or a "
+           "request left unanswered. 'Connection selection' has the client keep its connection "
+           "'until the connection goes down, at which time it may choose to reconnect and "
+           "continue', and the earlier revision's 5-minute retries are there 'to eventually "
+           "trigger a retry and avoid having to restart clients'. A client that stops for good "
+           "after such a failure is lost to its operators until restarted, which Apache fixed as "
+           "a bug (KAFKA-19747). So a client must send telemetry again after one: within the "
+           "longer of 5 minutes (that retry, and the wait Apache's fixed client takes) and three "
+           "PushIntervalMs. How soon inside that bound is the client's choice."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

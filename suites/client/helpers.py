@@ -46,6 +46,7 @@ RUN_MARGIN = 30.0  # seconds a driver may take beyond its scenario before it is 
 FAULTS_IN_A_ROW = 2  # driver faults in a row after which a driver's remaining cases are skipped
 POLL = 0.05  # seconds between looks for the client's first request, and the lag probe's wait
 SETTLE = 0.3  # seconds for the proxy to log the last frames and closes after the client exits
+LINGER = 1.0  # seconds a window ended early by `until` still runs, for the answers to be logged
 
 _topics: set[tuple[int, str]] = set()
 _shared: dict[tuple[int, str, str], Recording] = {}
@@ -124,11 +125,13 @@ async def run_client(
     injections: Callable[[str], Sequence[Injection]] = lambda _: (),
     scripted: ScriptedTelemetry | None = None,
     crash_is_evidence: bool = False,
+    until: Callable[[], bool] | None = None,
 ) -> Recording:
     """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
     proxy injections (`injections(client_id)`), or a `scripted` telemetry broker; return its
     recording. `crash_is_evidence`: a client that dies of a signal it raised itself (an abort,
-    a segfault) is what the case judges, not a driver fault (`client_crash`)."""
+    a segfault) is what the case judges, not a driver fault (`client_crash`). `until`: the
+    window ends LINGER s after it first holds (a long bound waited out only when needed)."""
     skip_after_faults(client)
     client_id = check.unique("kc")
     if scenario.topic is not None:
@@ -154,7 +157,9 @@ async def run_client(
     run = await client.start(target.bootstrap, settings, longer)
     check.defer(run.terminate)
     try:
-        lag = await _hold_window(run, log, mark, client_id, scenario.seconds, client.start_timeout)
+        lag = await _hold_window(
+            run, log, mark, client_id, scenario.seconds, client.start_timeout, until
+        )
         await run.wait(RUN_MARGIN)
     finally:
         await run.stop()
@@ -215,7 +220,13 @@ def _judge_driver(client: ClientDriver, run: ClientRun) -> None:
 
 
 async def _hold_window(
-    run: ClientRun, log: WireLog, mark: int, client_id: str, seconds: float, allowance: float
+    run: ClientRun,
+    log: WireLog,
+    mark: int,
+    client_id: str,
+    seconds: float,
+    allowance: float,
+    until: Callable[[], bool] | None = None,
 ) -> float:
     """Let the client run `seconds` from its first request, then ask it to close (SIGTERM: the
     driver closes its client as at the end of its scenario). A client that is slow to start
@@ -239,6 +250,8 @@ async def _hold_window(
             began = first_request_at(entries, client_id)
             if began is not None:
                 deadline = began + seconds
+        elif until is not None and until():
+            deadline, until = min(deadline, time.monotonic() + LINGER), None
     await run.close_window()
     return lag
 

@@ -6,6 +6,7 @@ the metrics payload so its size does not exceed TelemetryMaxBytes", SHOULD per r
 INVALID_REQUEST / INVALID_RECORD: "Log an error and stop pushing metrics"), "Throttling and
 rate-limiting" (THROTTLING_QUOTA_EXCEEDED; standard request throttling with ThrottleTimeMs).
 The broker side is scripted (`scripted.py`) so that only the error under test reaches the client.
+A push lost to the transport is `test_errors_transport.py`'s.
 """
 
 from __future__ import annotations

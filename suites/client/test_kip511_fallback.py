@@ -2,7 +2,7 @@
 
 Spec: KIP-511 "Proposed Changes" (on UNSUPPORTED_VERSION the client reads the v0 body and
 restarts with the version the ApiKeys entry for ApiVersions advertises, or v0 without one),
-ruling 15 (an advertised version that does not go lower must not make it loop), §B.2 (the
+ruling 15 (an advertised version that does not go lower should not make it loop), §B.2 (the
 broker's v0 fallback body, the Java client's retry).
 """
 

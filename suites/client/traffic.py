@@ -27,6 +27,8 @@ TELEMETRY = (GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY)
 MAX_DECOMPRESSED = 64 * 1024 * 1024
 MAX_ENTRIES = 50_000  # a request storm is judged by its count, not decoded frame by frame
 _BROKER = re.compile(r"->broker (-?\d+)")
+UNANSWERED = ("closed", "dropped")
+"""Notes of the proxy's entries for a request it left unanswered (an injected close or drop)."""
 
 
 @dataclass
@@ -137,8 +139,12 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
             requests.append((entry, frame.body, frame.header.client_id))
         elif entry.raw and entry.correlation_id is not None:
             responses[entry.connection, entry.correlation_id] = entry  # the last one wins
-        elif "closed" in entry.note:
-            closed.setdefault(entry.connection, entry.monotonic)
+        else:
+            if entry.correlation_id is not None and entry.note in UNANSWERED:
+                # the answer logged before it never left: the client got none
+                responses.pop((entry.connection, entry.correlation_id), None)
+            if "closed" in entry.note:
+                closed.setdefault(entry.connection, entry.monotonic)
     mine = {e.connection for e, _, cid in requests if cid == client_id}
     others: dict[str, int] = {}
     for entry, _, cid in requests:

@@ -30,11 +30,12 @@ from kconform.codecs.messages import (
 from kconform.codecs.otlp import build_metrics_data, counter, gauge
 from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.clients.contract import EventWriter, parse_command_line
-from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
+from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, RequestTimeout
 
 MAX_API_VERSIONS = 4
 SUPPORTED_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy
 DEFAULT_INTERVAL_MS = 300_000
+RECONNECT_BACKOFF = 0.1  # seconds before it reconnects after losing its connection
 UNSUPPORTED_VERSION, INVALID_REQUEST, INVALID_RECORD = 35, 42, 87
 UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE, TELEMETRY_TOO_LARGE = 117, 76, 118
 
@@ -64,6 +65,7 @@ class Behaviour:
     # driver faults (the contract, not the client): "handle" SIGTERM as the contract says,
     # "ignore" it, or leave Python's "default" (the process dies without closing its client)
     sigterm: str = "handle"
+    gives_up_on_transport_failure: bool = False  # a lost connection ends its telemetry for good
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
@@ -78,13 +80,16 @@ class Client:
         self.started_ns = time.time_ns()
         self.last_push_ns = self.started_ns
         self.connections = 0
+        self.bootstrap = ""
 
     async def connect(self, bootstrap: str) -> bool:
+        self.bootstrap = bootstrap
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
         self.conn = await KafkaConnection.open(
             host,
             int(port),
             client_id=self.b.own_client_id or self.config.get("client.id", "minimal"),
+            timeout=int(self.config.get("request.timeout.ms", "30000")) / 1000,
         )
         self.connections += 1
         version, tries = MAX_API_VERSIONS, 0
@@ -212,7 +217,26 @@ class Client:
         return (ms if ms > 0 else DEFAULT_INTERVAL_MS) / 1000
 
     async def telemetry(self) -> None:
-        """The KIP-714 client state machine, until cancelled or told to stop."""
+        """The KIP-714 client state machine, until cancelled or told to stop; a lost connection
+        is reconnected and telemetry starts again with a Get (ruling 17)."""
+        while True:
+            try:
+                await self.subscribed()
+                return
+            except (ConnectionClosed, RequestTimeout) as exc:
+                if isinstance(exc, RequestTimeout) and self.conn is not None:
+                    await self.conn.close()  # as Kafka clients do on a request timeout
+                if self.b.gives_up_on_transport_failure:  # Java 3.7.0-4.1.0, KAFKA-19747
+                    self.out.emit("error", error=f"telemetry stopped: {exc}",
+                                  code=type(exc).__name__, fatal=False)  # fmt: skip
+                    self.subscription = None
+                    return
+            await asyncio.sleep(RECONNECT_BACKOFF)
+            with contextlib.suppress(ConnectionClosed, OSError):
+                await self.connect(self.bootstrap)
+
+    async def subscribed(self) -> None:
+        """Get, then push each interval, as the last Get's answer says."""
         while True:
             response = await self.get()
             if response.error_code != 0 or not list(response.requested_metrics):
