@@ -20,6 +20,7 @@ from kconform.fixtures.proxy.injections import Injection, Respond
 from kconform.fixtures.reference.apiversions import SOFTWARE_NAME_VERSION_PATTERN
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, run_client
+from kconform.suites.client.timing import MAX_APIVERSIONS_PER_SECOND
 from kconform.suites.client.traffic import API_VERSIONS, Traffic
 
 KIP_PATTERN = re.compile(r"[.\-_a-zA-Z0-9]+")
@@ -145,9 +146,6 @@ async def test_software_version_is_library(
         [],
         [f"{c.split()[0]}: {s!r}" for c, s in advertised if not loaded & _version_tokens(s or "")],
     )
-
-
-MAX_APIVERSIONS_PER_SECOND = 10.0
 
 
 @case(

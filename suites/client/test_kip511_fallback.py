@@ -20,6 +20,7 @@ from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.injections import Injection, Respond
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import for_client, run_client
+from kconform.suites.client.timing import MAX_APIVERSIONS_PER_SECOND
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
 
 FALLBACK = "KIP-511 Proposed Changes, fail back step 2 (restart with the advertised version); §B.2"
@@ -150,7 +151,6 @@ async def test_unsupported_version_retry_v0(
     await _judge_fallback(check, client, client_target, [], 0)
 
 
-MAX_APIVERSIONS_PER_SECOND = 10.0  # the bound kip511.client.invalid_request holds too
 NO_LOOP_BOUND = 6
 """ApiVersions on one refused connection: a strictly decreasing walk from v4 (the newest today) to
 v0 is 5 requests, and one repeat is let pass; a loop sends thousands in the window."""

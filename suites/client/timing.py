@@ -10,6 +10,10 @@ import statistics
 from collections.abc import Sequence
 from itertools import pairwise
 
+MAX_APIVERSIONS_PER_SECOND = 10.0
+"""ApiVersions a client may send per second while a broker refuses them: bounded retries, not a
+storm (kip511.client.invalid_request and kip511.client.fallback.terminates)."""
+
 SELFTEST_BOUND_ENV = "KCONFORM_SELFTEST_RESUME_WITHIN_S"
 """Self-test only (tests/clients/test_broken_clients.py): a shorter bound for the lost-push
 cases (test_errors_transport.py) on kconform's own scripted clients, which come back within

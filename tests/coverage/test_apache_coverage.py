@@ -6,16 +6,13 @@ JaCoCo from Maven Central) cannot be had."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from kconform.fixtures.coverage import jacoco
-from kconform.fixtures.targets.kafka_dist import cache_root
-from tests.apache.conftest import real_kafka_skip_reason
+from tests.coverage.real_release import require_release_and_jacoco
 
 VERSION = "4.4.0"
 PUSH, APIVERSIONS = "kip714.push.terminating.single", "kip511.apiversions.invalid.space"
@@ -25,15 +22,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_two_cases_with_coverage(tmp_path: Path) -> None:
-    reason = real_kafka_skip_reason(VERSION)
-    if reason is None and shutil.which("mvn") is None:
-        reason = "no `mvn` on PATH for JaCoCo's jars"
-    if reason:
-        pytest.skip(reason)
-    try:
-        jacoco.resolve_tools(cache_root())
-    except jacoco.CoverageUnavailable as exc:
-        pytest.skip(str(exc))
+    require_release_and_jacoco(VERSION)
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "kconform.cli", "run", "--target", f"apache:{VERSION}",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +17,7 @@ from pathlib import Path
 import pytest
 
 from kconform.engine.fuzz.budget import CORPUS_ENV
-from kconform.fixtures.coverage import jacoco
-from kconform.fixtures.targets.kafka_dist import cache_root
-from tests.apache.conftest import real_kafka_skip_reason
+from tests.coverage.real_release import require_release_and_jacoco
 
 VERSION = "4.4.0"
 CASE = "fuzz.request.get_telemetry.malformed"
@@ -29,15 +26,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_guided_fuzz_for_thirty_seconds(tmp_path: Path) -> None:
-    reason = real_kafka_skip_reason(VERSION)
-    if reason is None and shutil.which("mvn") is None:
-        reason = "no `mvn` on PATH for JaCoCo's jars"
-    if reason:
-        pytest.skip(reason)
-    try:
-        jacoco.resolve_tools(cache_root())
-    except jacoco.CoverageUnavailable as exc:
-        pytest.skip(str(exc))
+    require_release_and_jacoco(VERSION)
     out = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "kconform.cli", "fuzz", "--target", f"apache:{VERSION}",
