@@ -213,11 +213,11 @@ def _print_reach(folder: Path, version: str) -> None:
     """The branches the run reached over time; a failure to measure them is said, not fatal
     (the verdicts stand without it)."""
     from kconform.cli.fuzz_reach import reach, reach_table
-    from kconform.fixtures.coverage.jacoco import CoverageUnavailable
+    from kconform.errors import Unavailable
 
     try:
         print(reach_table(reach(folder, version)))
-    except (CoverageUnavailable, OSError, ValueError, KeyError) as exc:
+    except (Unavailable, OSError, ValueError, KeyError) as exc:  # JaCoCo missing, nothing guided
         print(f"kconform: branches reached not measured: {exc}", file=sys.stderr)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kconform.errors import Unavailable
 from kconform.fixtures.coverage import jacoco
 from kconform.fixtures.coverage.probes import ProbeUnion
 from kconform.fixtures.targets import kafka_dist
@@ -84,7 +85,7 @@ def reach(folder: Path, version: str) -> dict[str, Any]:
     """The run's reach over time (written to `folder/reach.json` as well)."""
     cases = read_cases(folder)
     if not cases:
-        raise FileNotFoundError(f"no reach-*.json in {folder}: no request case ran guided")
+        raise Unavailable(f"no reach-*.json in {folder}: no request case ran guided")
     union = ProbeUnion.merged([ProbeUnion.from_json(c["union"]) for c in cases])
     start = float(cases[0]["started"])
     end = max(float(c["ended"]) for c in cases)
