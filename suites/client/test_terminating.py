@@ -6,7 +6,10 @@ PushTelemetryRequest.Terminating field must be set to true"; after UNKNOWN_SUBSC
 final push the client may re-Get and push Terminating again, or abandon the final push),
 "Throttling and rate-limiting" and ruling 2 (a second Terminating push is an error).
 The subscription interval is long (5 s) and the client closes after 1.5 s, so a final push that
-waited for the interval would come too late to count.
+waited for the interval would come too late to count. `final_push_in_flight` closes the client while
+the answer to its first push is held back: a Java producer of 3.7.0-3.8.0 then lets its I/O thread
+end before telemetry close begins (KAFKA-17731), while an idle client that has nothing in flight
+gives no release's I/O thread a reason to run once more after close() (see that case).
 """
 
 from __future__ import annotations
@@ -15,19 +18,24 @@ from kconform.codecs.errors import ErrorCode
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
     TELEMETRY,
     Recording,
+    for_client,
     lag_text,
     run_client,
     shared_run,
 )
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
+from kconform.suites.client.traffic import PUSH_TELEMETRY
 
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
 PROMPT = 1.0  # seconds from the start of close() to the final push
+IN_FLIGHT_INTERVAL_MS = 500  # the first push comes 0.25-0.75 s after the Get, before close()
+HOLD_S = 2.5  # how long the proxy holds the answer to the client's first push
 
 
 async def _termination_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
@@ -92,6 +100,83 @@ async def test_final_push(client: ClientDriver, client_target: BrokerTarget, che
     bound = round(PROMPT + recording.harness_lag, 3)
     check.expect(
         f"a final push within {PROMPT:g} s of close(){lag_text(recording)}",
+        f"<= {bound:g}",
+        delay,
+        delay is not None and delay <= bound,
+    )
+
+
+def _hold_first_push(client_id: str) -> list[Injection]:
+    """Hold the answer to the client's first non-Terminating push for HOLD_S seconds (the
+    proxy reads what the client sends meanwhile, so a push sent behind it is seen at once)."""
+    return [
+        for_client(
+            client_id,
+            PUSH_TELEMETRY,
+            predicate=lambda r: r.body is not None and not r.body.terminating,
+            delay=HOLD_S,
+            times=1,
+            name="first push answered late",
+        )
+    ]
+
+
+@case(
+    "kip714.client.terminating.final_push_in_flight",
+    rules=["kip714.client.terminating.final_push"],
+    title="On close while a push awaits its answer, the client still pushes its final metrics "
+    "at once (at the latest once that answer is in)",
+    spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
+    f"PushIntervalMs time'); PushIntervalMs {IN_FLIGHT_INTERVAL_MS}, the first push answered "
+    f"{HOLD_S:g} s late, close after 1.5 s, final push within {PROMPT:g} s of close() or of that "
+    "answer, whichever is later",
+    level=Level.SHOULD,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_final_push_in_flight(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await run_client(
+        check,
+        client,
+        client_target,
+        Scenario.idle(seconds=1.5),
+        scripted=ScriptedTelemetry(IN_FLIGHT_INTERVAL_MS),
+        injections=_hold_first_push,
+    )
+    closing = _closing(check, recording)
+    pushes = recording.traffic.pushes
+    held = [
+        e
+        for e in pushes
+        if not e.terminating and e.sent < closing and (e.answered is None or e.answered > closing)
+    ]
+    check.precondition(
+        "a push sent before close() and still unanswered when close() began",
+        ">= 1",
+        f"0 ({len([e for e in pushes if e.sent < closing])} pushes before close(), each "
+        "answered before it)",
+        ok=bool(held),
+    )
+    first = held[0]
+    answered = first.answered
+    check.observe(
+        "the held push",
+        f"{first} answered "
+        + ("never" if answered is None else f"+{answered - closing:.3f} s after close() began"),
+    )
+    final = [e for e in pushes if e is not first and e.sent >= closing - 0.05]
+    check.observe(
+        "pushes after close() began",
+        [f"{e} Terminating={e.terminating} +{e.sent - closing:.3f} s" for e in final],
+    )
+    start = closing if answered is None else max(closing, answered)
+    delay = round(final[0].sent - start, 3) if final else None
+    bound = round(PROMPT + recording.harness_lag, 3)
+    check.expect(
+        f"seconds from the later of close() and the held answer to a final push (negative: sent "
+        f"before that answer), within {PROMPT:g}{lag_text(recording)}",
         f"<= {bound:g}",
         delay,
         delay is not None and delay <= bound,
