@@ -230,7 +230,7 @@ TERMINATION = (
                       "KAFKA-17731 (apache/kafka#17431)",
                       bug="java-close-skips-or-waits-terminating-push",
                       fixed_in="3.7.2, 3.8.1, 3.9.0",
-                      case="kip714.client.terminating.final_push_in_flight"),
+                      case="kip714.client.terminating.push_in_flight"),
                 Known("Java client 3.7.0-3.7.1", "when a push's answer arrives after close began, "
                       "the refused state change disables telemetry, and a Terminating push not "
                       "yet sent never is", "KAFKA-16759 (apache/kafka#15957)",

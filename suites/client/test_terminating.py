@@ -6,7 +6,7 @@ PushTelemetryRequest.Terminating field must be set to true"; after UNKNOWN_SUBSC
 final push the client may re-Get and push Terminating again, or abandon the final push),
 "Throttling and rate-limiting" and ruling 2 (a second Terminating push is an error).
 The subscription interval is long (5 s) and the client closes after 1.5 s, so a final push that
-waited for the interval would come too late to count. `final_push_in_flight` closes the client
+waited for the interval would come too late to count. `push_in_flight` closes the client
 while the answer to its first push is held back. Why it exists: an idle Java producer has nothing
 in flight at close(), so on no release does its Sender run once more after it (Sender.run's drain
 loop) and none creates the Terminating push; with a push in flight 3.8.1+ (telemetry close first,
@@ -127,7 +127,7 @@ def _hold_first_push(client_id: str) -> list[Injection]:
 
 
 @case(
-    "kip714.client.terminating.final_push_in_flight",
+    "kip714.client.terminating.push_in_flight",
     rules=["kip714.client.terminating.final_push"],
     title="On close while a push awaits its answer, the client still pushes its final metrics "
     "at once (at the latest once that answer is in)",
@@ -139,7 +139,7 @@ def _hold_first_push(client_id: str) -> list[Injection]:
     requires=TELEMETRY,
     kind="client",
 )
-async def test_final_push_in_flight(
+async def test_push_in_flight(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     scripted = ScriptedTelemetry(IN_FLIGHT_INTERVAL_MS)

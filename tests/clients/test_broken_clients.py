@@ -31,7 +31,7 @@ BROKEN = HERE / "broken"
 # broken client -> (the case meant for its defect, that case's level)
 CAUGHT_BY: dict[str, tuple[str, str]] = {
     "no_terminating_push": ("kip714.client.terminating.final_push", "SHOULD"),
-    "no_terminating_push_in_flight": ("kip714.client.terminating.final_push_in_flight", "SHOULD"),
+    "no_terminating_push_in_flight": ("kip714.client.terminating.push_in_flight", "SHOULD"),
     "two_terminating_pushes": ("kip714.client.terminating.single_terminating", "MUST"),
     "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
