@@ -9,9 +9,9 @@ The subscription interval is long (5 s) and the client closes after 1.5 s, so a 
 waited for the interval would come too late to count. `push_in_flight` closes the client
 while the answer to its first push is held back. Why it exists: an idle Java producer has nothing
 in flight at close(), so on no release does its Sender run once more after it (Sender.run's drain
-loop) and none creates the Terminating push; with a push in flight 3.8.1+ (telemetry close first,
-KAFKA-17731) send it at once, and 3.7.x/3.8.0 end the I/O thread first, which closes the
-telemetry sender, so they send none.
+loop) and none creates the Terminating push; with a push in flight 3.7.2, 3.8.1 and 3.9.0+
+(telemetry close first, KAFKA-17731) send it at once, and 3.7.0-3.7.1 and 3.8.0 end the I/O
+thread first, which closes the telemetry sender, so they send none.
 """
 
 from __future__ import annotations
