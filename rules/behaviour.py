@@ -102,10 +102,13 @@ SECTIONS = (
     Section("E.1", "The Java client",
             "Gets with a zero id first, jitters the first push 0.5-1.5 x the interval, compresses "
             "with the first accepted type (3.8.0+), Gets at once after 117/76, waits after 89/118, "
-            "stops after 42/87, and sends one Terminating push on close (3.9.0+ for producers, "
-            "KAFKA-17731). A telemetry request lost with its connection or timed out disables "
-            "telemetry for good up to 4.0.1 and in 4.1.0; from 4.0.2 and 4.1.1 the next Get "
-            "waits 300 s (DEFAULT_PUSH_INTERVAL_MS), whatever PushIntervalMs says (KAFKA-19747).",
+            "stops after 42/87, and sends one Terminating push on close, made by its network "
+            "thread's next poll: a producer starts telemetry close first only from 3.7.2, 3.8.1 "
+            "and 3.9.0 (KAFKA-17731), and an idle one polls no more after close() (Sender.run "
+            "drains only while a batch or a request is pending). A telemetry request lost with "
+            "its connection or timed out disables telemetry for good up to 4.0.1 and in 4.1.0; "
+            "from 4.0.2 and 4.1.1 the next Get waits 300 s (DEFAULT_PUSH_INTERVAL_MS), whatever "
+            "PushIntervalMs says (KAFKA-19747).",
             "clients/.../telemetry/internals/ClientTelemetryReporter.java, "
             "ClientTelemetryUtils.java"),
     Section("E.2", "librdkafka",

@@ -6,7 +6,12 @@ PushTelemetryRequest.Terminating field must be set to true"; after UNKNOWN_SUBSC
 final push the client may re-Get and push Terminating again, or abandon the final push),
 "Throttling and rate-limiting" and ruling 2 (a second Terminating push is an error).
 The subscription interval is long (5 s) and the client closes after 1.5 s, so a final push that
-waited for the interval would come too late to count.
+waited for the interval would come too late to count. `push_in_flight` closes the client
+while the answer to its first push is held back. Why it exists: an idle Java producer has nothing
+in flight at close(), so on no release does its Sender run once more after it (Sender.run's drain
+loop) and none creates the Terminating push; with a push in flight 3.7.2, 3.8.1 and 3.9.0+
+(telemetry close first, KAFKA-17731) send it at once, and 3.7.0-3.7.1 and 3.8.0 end the I/O
+thread first, which closes the telemetry sender, so they send none.
 """
 
 from __future__ import annotations
@@ -15,19 +20,27 @@ from kconform.codecs.errors import ErrorCode
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
     TELEMETRY,
     Recording,
+    for_client,
     lag_text,
     run_client,
     shared_run,
 )
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
+from kconform.suites.client.traffic import PUSH_TELEMETRY
 
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
 PROMPT = 1.0  # seconds from the start of close() to the final push
+IN_FLIGHT_INTERVAL_MS = 500  # the first push comes 0.25-0.75 s after the Get (Java's jitter)
+# close() is asked for LINGER (1 s) after the first push reached the proxy, whose answer is held
+# HOLD_S: it comes about 0.5 s after close() began, within the second a client that waits for
+# it before its final push may take (franz-go's Close waits 1 s for the metrics loop)
+HOLD_S = 1.6
 
 
 async def _termination_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
@@ -92,6 +105,85 @@ async def test_final_push(client: ClientDriver, client_target: BrokerTarget, che
     bound = round(PROMPT + recording.harness_lag, 3)
     check.expect(
         f"a final push within {PROMPT:g} s of close(){lag_text(recording)}",
+        f"<= {bound:g}",
+        delay,
+        delay is not None and delay <= bound,
+    )
+
+
+def _hold_first_push(client_id: str) -> list[Injection]:
+    """Hold the answer to the client's first non-Terminating push for HOLD_S seconds (the
+    proxy reads what the client sends meanwhile, so a push sent behind it is seen at once)."""
+    return [
+        for_client(
+            client_id,
+            PUSH_TELEMETRY,
+            predicate=lambda r: r.body is not None and not r.body.terminating,
+            delay=HOLD_S,
+            times=1,
+            name="first push answered late",
+        )
+    ]
+
+
+@case(
+    "kip714.client.terminating.push_in_flight",
+    rules=["kip714.client.terminating.final_push"],
+    title="On close while a push awaits its answer, the client still pushes its final metrics "
+    "at once (at the latest once that answer is in)",
+    spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
+    f"PushIntervalMs time'); PushIntervalMs {IN_FLIGHT_INTERVAL_MS}, the first push answered "
+    f"{HOLD_S:g} s late, close 1 s after that push, final push within {PROMPT:g} s of close() or "
+    "of that answer, whichever is later",
+    level=Level.SHOULD,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_push_in_flight(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    scripted = ScriptedTelemetry(IN_FLIGHT_INTERVAL_MS)
+    recording = await run_client(
+        check,
+        client,
+        client_target,
+        Scenario.idle(seconds=5.0),  # the window ends 1 s after the first push (`until`)
+        scripted=scripted,
+        injections=_hold_first_push,
+        until=lambda: scripted.pushes >= 1,
+    )
+    closing = _closing(check, recording)
+    pushes = recording.traffic.pushes
+    held = [
+        e
+        for e in pushes
+        if not e.terminating and e.sent < closing and (e.answered is None or e.answered > closing)
+    ]
+    check.precondition(
+        "a push sent before close() and still unanswered when close() began",
+        ">= 1",
+        f"0 ({len([e for e in pushes if e.sent < closing])} pushes before close(), each "
+        "answered before it)",
+        ok=bool(held),
+    )
+    first = held[0]
+    answered = first.answered
+    check.observe(
+        "the held push",
+        f"{first} answered "
+        + ("never" if answered is None else f"+{answered - closing:.3f} s after close() began"),
+    )
+    final = [e for e in pushes if e is not first and e.sent >= closing - 0.05]
+    check.observe(
+        "pushes after close() began",
+        [f"{e} Terminating={e.terminating} +{e.sent - closing:.3f} s" for e in final],
+    )
+    start = closing if answered is None else max(closing, answered)
+    delay = round(final[0].sent - start, 3) if final else None
+    bound = round(PROMPT + recording.harness_lag, 3)
+    check.expect(
+        f"seconds from the later of close() and the held answer to a final push (negative: sent "
+        f"before that answer), within {PROMPT:g}{lag_text(recording)}",
         f"<= {bound:g}",
         delay,
         delay is not None and delay <= bound,

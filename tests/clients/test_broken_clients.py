@@ -31,6 +31,7 @@ BROKEN = HERE / "broken"
 # broken client -> (the case meant for its defect, that case's level)
 CAUGHT_BY: dict[str, tuple[str, str]] = {
     "no_terminating_push": ("kip714.client.terminating.final_push", "SHOULD"),
+    "no_terminating_push_in_flight": ("kip714.client.terminating.push_in_flight", "SHOULD"),
     "two_terminating_pushes": ("kip714.client.terminating.single_terminating", "MUST"),
     "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),
@@ -74,6 +75,8 @@ NOT_BROKEN: dict[str, list[str]] = {
 # a broken client -> the older cases of its rule's neighbourhood that it passes: only the case
 # meant for its defect catches it (issue 31: each such case was added for a bug the others missed)
 ESCAPES: dict[str, list[str]] = {
+    # nothing is in flight when the idle case closes it: a final push goes out (KAFKA-17731)
+    "no_terminating_push_in_flight": ["kip714.client.terminating.final_push"],
     "trusts_advertised_version": [
         "kip511.client.unsupported_version.retry_max",  # it advertises a lower version there
         "kip511.client.unsupported_version.retry_v0",

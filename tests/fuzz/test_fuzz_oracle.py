@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 import pytest
 from fake_broker import FakeBroker, served_by
+from hypothesis import HealthCheck, given, settings
 
 from kconform.codecs.framing import RequestFrame
 from kconform.codecs.messages import AlterConfigsRequest, RequestHeader
 from kconform.codecs.schema import Message
 from kconform.engine.fuzz import deviations, oracle
 from kconform.engine.fuzz.inputs import FuzzRequest
+from kconform.engine.fuzz.mutations import malformed
 from kconform.fixtures.targets.base import BrokerAddress
 from kconform.fixtures.wirelog import WireLog
 
@@ -225,3 +227,17 @@ def test_a_hang_on_an_alter_configs_naming_a_resource_twice_is_named(
     found = deviations.explain_request(request, "hang")
     assert (found is deviations.ALTER_CONFIGS_DUPLICATE_RESOURCE) is named
     assert deviations.explain_request(request, "closed") is None
+
+
+def test_a_null_resource_list_is_no_duplicate() -> None:
+    """Coverage runs ask this of every request they send (to skip what a deviation on record
+    explains), malformed ones included: a null array, read leniently, names no resource."""
+    header = RequestHeader(request_api_key=33, request_api_version=1, correlation_id=1)
+    payload = header.encode(1) + b"\xff\xff\xff\xff" + b"\x01"  # resources: length -1
+    assert deviations.explain_request(FuzzRequest("null resources", payload), "hang") is None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(malformed("configs"))
+def test_any_malformed_configs_request_is_read_without_error(request: FuzzRequest) -> None:
+    deviations.explain_request(request, "hang")  # raises nothing, whatever the bytes

@@ -6,6 +6,7 @@ kind of input (malformed stays one request broken, well-formed stays decodable).
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 from collections.abc import Iterator
@@ -16,12 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kconform.codecs.framing import decode_request
+from kconform.codecs.messages import IncrementalAlterConfigsRequest, RequestHeader
 from kconform.engine.fuzz import guided, stream
 from kconform.engine.fuzz.inputs import FuzzRequest, well_formed
 from kconform.engine.fuzz.mutations import changes_state, malformed
 from kconform.fixtures.coverage import wire
 from kconform.fixtures.coverage.agent import CoverageAgent
 from kconform.fixtures.coverage.jacoco import JacocoTools
+from kconform.fixtures.wirelog import WireLog
 from tests.coverage.test_wire import class_block, session_block
 
 MANAGER = "org/apache/kafka/server/ClientMetricsManager"
@@ -82,6 +85,25 @@ def test_corpus_keeps_what_set_a_new_probe(fake_agent: tuple[int, list[bytes]]) 
     saved = wire.split_blocks(bytes(guide.agent.saved[1])).classes
     assert [c.hit for c in saved] == [2, 1, 2, 0, 2]
     assert [s[2] for s in guide.samples] == [2, 3, 4]  # a sample when the union grew
+
+
+@SETTINGS
+@given(st.data())
+def test_slow_entries_are_derived_from_less_often(data: st.DataObject) -> None:
+    """An entry that took 0.9 s is picked far less often than one that took 50 ms; one slower
+    than `SLOW_BATCH_S` is not kept at all."""
+    corpus = guided.Corpus(keeping=True)
+    fast, slow = [data.draw(well_formed("configs"))], [data.draw(well_formed("configs"))]
+    corpus.offer(fast, 1, seconds=0.05)
+    corpus.offer(slow, 1, seconds=0.9)
+    picks = {"fast": 0, "slow": 0}
+    for seed in range(200):
+        rng = random.Random(seed)
+        picked = rng.choices(corpus.entries, corpus.weights())[0]
+        picks["fast" if picked is corpus.entries[0] else "slow"] += 1
+    assert picks["slow"] < picks["fast"] / 5  # weights 1/0.95 against 1/0.1
+    assert not corpus.offer(slow, 1, seconds=guided.SLOW_BATCH_S + 0.5)  # as AFL's timeouts
+    assert len(corpus.entries) == 2
 
 
 def test_unguided_keeps_nothing_but_measures_the_same(fake_agent: tuple[int, list[bytes]]) -> None:
@@ -148,6 +170,57 @@ def test_derived_well_formed_requests_stay_decodable(data: st.DataObject) -> Non
         assert frame.api_key == api[0] and frame.body is not None
         assert "re-drawn" in child.description
         assert not changes_state(child)
+
+
+def _client_metrics_alter() -> FuzzRequest:
+    """IncrementalAlterConfigs v0, ValidateOnly: CLIENT_METRICS 'r' with interval.ms and match."""
+    entry = IncrementalAlterConfigsRequest.AlterableConfig
+    configs = [entry(name="interval.ms", config_operation=0, value="99"),
+               entry(name="match", config_operation=0, value="client_id=.*")]  # fmt: skip
+    resource = IncrementalAlterConfigsRequest.AlterConfigsResource(
+        resource_type=16, resource_name="r", configs=configs
+    )
+    body = IncrementalAlterConfigsRequest(resources=[resource], validate_only=True)
+    header = RequestHeader(request_api_key=44, request_api_version=0, correlation_id=3)
+    return FuzzRequest("client metrics alter", header.encode(1) + body.encode(0))
+
+
+@settings(SETTINGS, max_examples=1)
+@given(st.none())  # the derived requests' strategies need a Hypothesis build context
+def test_a_re_draw_lands_inside_the_body_and_keeps_the_rest(_: None) -> None:
+    """One field re-drawn at any depth (a config's value, a resource's type): the rest of the
+    entry, which is what set its probes, carries over. Over many seeds every level is hit."""
+    base = [_client_metrics_alter()]
+    changed: set[str] = set()
+    for seed in range(300):
+        for child in guided.derived(seed, [base], guided.derive_well_formed):
+            body = decode_request(child.payload).body
+            assert isinstance(body, IncrementalAlterConfigsRequest) and body.validate_only
+            attr = child.description.rsplit("with ", 1)[1].removesuffix(" re-drawn")
+            changed.add(attr)
+            if attr in ("name", "value", "config_operation"):  # inside one config
+                (resource,) = body.resources
+                assert (resource.resource_type, resource.resource_name) == (16, "r")
+                assert len(resource.configs) == 2
+    assert {"resources", "resource_type", "resource_name", "configs", "name", "value"} <= changed
+
+
+def test_a_deviation_on_record_never_hides_a_new_finding() -> None:
+    """In a coverage run a known deviation's finding lets the search go on; a later finding
+    no deviation explains is the one reported, however long, and it starts the shrinking."""
+    from kconform.engine.fuzz.engine import Finding, FuzzSession
+
+    session = object.__new__(FuzzSession)
+    fields = {"best": None, "_best_rank": (False, 0), "failures": 0, "first_failure_at": None}
+    session.__dict__.update(fields, first_failure_example=0, examples=1, _mark=0, log=WireLog())
+    session.found(Finding("known", "", size=10), on_record=True)
+    assert session.best is not None and session.best.summary == "known"
+    assert session.first_failure_at is None and session.first_failure_example == 1
+    session.examples = 5
+    session.found(Finding("new", "", size=900))
+    assert session.best.summary == "new" and session.first_failure_at is not None
+    session.found(Finding("known again", "", size=1), on_record=True)
+    assert session.best.summary == "new" and session.first_failure_example == 1
 
 
 @pytest.mark.parametrize("spec", ["reference", "librdkafka_mock", "apache:4.4.0,reference"])

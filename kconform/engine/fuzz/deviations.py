@@ -138,10 +138,11 @@ def _duplicate_alter_configs(request: FuzzRequest) -> bool:
         body, _ = AlterConfigsRequest.decode_from(buf, at, len(buf), version, strict=False)
     except DecodeError:
         return False
+    resources = body.resources or []  # a null array (length -1) when read leniently
     for known in (RESOURCE_TYPES_3_7, RESOURCE_TYPES_4_X):
         seen = [
             (r.resource_type if r.resource_type in known else -1, r.resource_name)
-            for r in body.resources
+            for r in resources
         ]
         if len(set(seen)) < len(seen):
             return True

@@ -92,6 +92,7 @@ class FuzzSession:
         self.examples = 0
         self.shapes: Counter[tuple[str, ...]] = Counter()
         self.best: Finding | None = None
+        self._best_rank = (False, 0)
         self.failures = 0
         self.ended_by = ""
         self.log = WireLog(max_entries=2000)
@@ -131,15 +132,19 @@ class FuzzSession:
     def count(self, shape: tuple[str, ...]) -> None:
         self.shapes[shape] += 1
 
-    def found(self, finding: Finding) -> None:
-        """Record a failing example; the shortest one is the one reported."""
+    def found(self, finding: Finding, *, on_record: bool = False) -> None:
+        """Record a failing example; the shortest one is the one reported, and one no known
+        deviation explains before any that one does. `on_record` (a known deviation's finding
+        in a coverage run): the search goes on to its budget rather than shrinking."""
         self.failures += 1
         finding.evidence = self.log.since(self._mark)
-        if self.first_failure_at is None:
-            self.first_failure_at = time.monotonic()
+        if not self.first_failure_example:
             self.first_failure_example = self.examples
-        if self.best is None or finding.size <= self.best.size:
-            self.best = finding
+        if self.first_failure_at is None and not on_record:
+            self.first_failure_at = time.monotonic()
+        rank = (on_record, finding.size)
+        if self.best is None or rank <= self._best_rank:
+            self.best, self._best_rank = finding, rank
 
     def settings(self, steps: int = 0) -> settings:
         """Explicit settings: the case's example count, its own database, no deadline."""

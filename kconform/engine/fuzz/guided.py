@@ -7,22 +7,27 @@ probes: `ProbeUnion.add`). Once the corpus holds anything, three examples in fou
 by up to 16 requests derived from a corpus entry, then the usual example (cut at the batch's
 depth): malformed cases break the entry's requests again with the same mutations
 (`mutations.MUTATIONS`, stacked on what the entry already is); well-formed cases re-draw one
-field of an entry's body and re-encode it, at its version or another. The usual examples
-come from the usual strategies (`stream.examples`), so the requests, the oracle and the
-verdicts are the usual ones; only which requests get sent changes.
+field of an entry's body, at any depth (one config's value, keeping the resource type and the
+other configs that got the entry kept), and re-encode it, at its version or another. The usual
+examples come from the usual strategies (`stream.examples`), so the requests, the oracle and
+the verdicts are the usual ones; only which requests get sent changes.
 
 `--coverage-unguided` is the same fuzzer with the same seeds, instrumented and read the same
 way, keeping no corpus: its examples are the usual strategy's, unchanged, so for a seed it
 sends what the plain fuzzer sends. That is the baseline guidance is measured against
 (`benchmarks/fuzz_coverage.py`).
 
-Once a case has a finding the corpus is frozen, so Hypothesis' shrinking replays its choices
-against the same corpus. The counters each dump read are handed back to the agent
-(`CoverageAgent.saved`), so the `--coverage` report of the run still holds everything.
+Both modes search on past a finding a known deviation explains (`deviations.py`; on Apache the
+configs cases meet one at their first example): it is reported as always, and what it explains
+is not sent again, so the budget goes to reach. Once a case has any other finding the corpus is
+frozen, so Hypothesis' shrinking replays its choices against the same corpus. The counters
+each dump read are handed back to the agent (`CoverageAgent.saved`), so the `--coverage`
+report of the run still holds everything.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -38,6 +43,7 @@ from hypothesis.internal.conjecture.data import ConjectureData
 
 from kconform.codecs.framing import decode_request
 from kconform.codecs.messages import REQUESTS
+from kconform.codecs.schema import Field, Message, Struct
 from kconform.codecs.wire import DecodeError
 from kconform.engine.fuzz import stream
 from kconform.engine.fuzz.inputs import (
@@ -46,6 +52,7 @@ from kconform.engine.fuzz.inputs import (
     FuzzRequest,
     assemble,
     body_strategy,
+    unusual,
 )
 from kconform.engine.fuzz.mutations import MUTATIONS, changes_state
 from kconform.fixtures.coverage import wire
@@ -53,6 +60,8 @@ from kconform.fixtures.coverage.agent import CoverageAgent
 from kconform.fixtures.coverage.probes import ProbeUnion
 
 Deriver = Callable[[st.DrawFn, list[FuzzRequest]], list[FuzzRequest]]
+Place = tuple[Struct, type[Struct], Field]
+"""A field of a decoded body, and the struct (instance, class) that holds it."""
 
 GUIDED_ENV = "KCONFORM_FUZZ_GUIDED"
 """`guided` or `unguided` (set by `kconform fuzz --coverage-guided/--coverage-unguided`)."""
@@ -61,6 +70,11 @@ REACH_ENV = "KCONFORM_FUZZ_REACH"
 MODES = ("guided", "unguided")
 DERIVED_SHARE = 3  # of 4 examples, once the corpus holds an entry
 REACH_FILE = "reach-{case}.json"
+ELEMENTS_SEEN = 8  # of an array, the elements whose fields a re-draw may land on
+NESTING_SEEN = 4  # structs within structs
+FAST_BATCH_S = 0.05  # a batch's seconds below which speed no longer weighs
+SLOW_BATCH_S = 1.0  # a batch slower than this is not kept (a pipelined batch takes ~0.1 s)
+_unusual = functools.cache(unusual)  # building a strategy costs more than drawing from it
 
 
 def mode() -> str | None:
@@ -84,18 +98,28 @@ def reach_folder() -> Path | None:
 
 @dataclass
 class Corpus:
-    """Batches that set a probe no earlier batch set (`keeping` False: none are kept)."""
+    """Batches that set a probe no earlier batch set (`keeping` False: none are kept), each
+    with the seconds it took."""
 
     keeping: bool
     entries: list[list[FuzzRequest]] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
     frozen: bool = False
 
-    def offer(self, batch: list[FuzzRequest], new_probes: int) -> bool:
-        """AFL's rule: keep `batch` when it set a new probe (and the corpus may still grow)."""
-        if new_probes <= 0 or not self.keeping or self.frozen:
+    def offer(self, batch: list[FuzzRequest], new_probes: int, seconds: float = 0.0) -> bool:
+        """AFL's rule: keep `batch` when it set a new probe (and the corpus may still grow),
+        unless it took over `SLOW_BATCH_S` (AFL queues no input that timed out): whatever is
+        derived from a batch that keeps the broker busy for seconds keeps that cost."""
+        if new_probes <= 0 or not self.keeping or self.frozen or seconds > SLOW_BATCH_S:
             return False
         self.entries.append(list(batch))
+        self.seconds.append(seconds)
         return True
+
+    def weights(self) -> list[float]:
+        """How often each entry is picked to derive from: the faster, the more (AFL favours
+        fast entries too)."""
+        return [1.0 / (FAST_BATCH_S + s) for s in self.seconds]
 
 
 @dataclass
@@ -133,12 +157,15 @@ class Guide:
         self.dump_seconds += time.monotonic() - started
         return classes
 
-    def after(self, batch: list[FuzzRequest], examples: int, *, frozen: bool) -> int:
-        """After a batch ran: its new probes (kept in the corpus when there are any)."""
+    def after(
+        self, batch: list[FuzzRequest], examples: int, *, frozen: bool, seconds: float = 0.0
+    ) -> int:
+        """After a batch ran (in `seconds`): its new probes (kept in the corpus when there
+        are any)."""
         self.corpus.frozen = self.corpus.frozen or frozen
         now = time.time()
         new = self.union.add(self.read(), now)
-        self.corpus.offer(batch, new)
+        self.corpus.offer(batch, new, seconds)
         if new or not self.samples:
             self.samples.append((now, examples, self.union.count, len(self.corpus.entries)))
         return new
@@ -165,7 +192,7 @@ class Guide:
             if share >= DERIVED_SHARE or not self.corpus.entries:
                 self.fresh += 1
                 return usual
-            made = derived(seed, self.corpus.entries, derive)
+            made = derived(seed, self.corpus.entries, derive, self.corpus.weights())
             self.derived += bool(made)
             self.fresh += not made
             return [*made, *usual][: pipelining.depth]
@@ -211,11 +238,16 @@ def _applies(kind: str, r: FuzzRequest) -> bool:
     return True
 
 
-def derived(seed: int, entries: list[list[FuzzRequest]], derive: Deriver) -> list[FuzzRequest]:
-    """Requests derived from one corpus entry, both chosen by `seed` alone (inside a
-    Hypothesis test: the strategies need its build context)."""
+def derived(
+    seed: int,
+    entries: list[list[FuzzRequest]],
+    derive: Deriver,
+    weights: list[float] | None = None,
+) -> list[FuzzRequest]:
+    """Requests derived from one corpus entry (picked by `weights`, or evenly), both chosen by
+    `seed` alone (inside a Hypothesis test: the strategies need its build context)."""
     rng = random.Random(seed)
-    base = entries[rng.randrange(len(entries))]
+    base = rng.choices(entries, weights)[0] if weights else entries[rng.randrange(len(entries))]
     try:
         return derive(cast(st.DrawFn, ConjectureData(random=rng).draw), base)
     except StopTest:  # the private data gave up (a filter that kept rejecting): nothing derived
@@ -234,12 +266,41 @@ def derive_broken(draw: st.DrawFn, base: list[FuzzRequest]) -> list[FuzzRequest]
     return out
 
 
+def _places(body: Struct, cls: type[Struct], version: int, depth: int = 0) -> list[Place]:
+    """Every field of `body` present at `version`, and every field of the structs it holds
+    (the first `ELEMENTS_SEEN` of an array), each with the struct that holds it: the places a
+    re-draw can land. A whole resource list is one place; so is each resource's type, name and
+    each of its configs' name and value."""
+    found: list[Place] = []
+    for f in cls.schema_fields:
+        if not f.present(version):
+            continue
+        found.append((body, cls, f))
+        if not f.is_struct or depth >= NESTING_SEEN:
+            continue
+        value, inner = getattr(body, f.attr, None), cls.structs[f.element_type]
+        held = value[:ELEMENTS_SEEN] if isinstance(value, list) else [value]
+        for item in held:
+            if isinstance(item, Struct):
+                found.extend(_places(item, inner, version, depth + 1))
+    return found
+
+
+def _donor(draw: st.DrawFn, cls: type[Struct], version: int) -> Any:
+    """A freshly drawn instance of `cls` at `version`, as the well-formed strategies draw it."""
+    if cls.owner is cls:  # the request body itself
+        return draw(body_strategy(cast(type[Message], cls), version))[0]
+    return draw(_unusual(cls, version))
+
+
 def _respliced(
-    draw: st.DrawFn, parent: FuzzRequest, donors: dict[tuple[int, int], Any]
+    draw: st.DrawFn, parent: FuzzRequest, donors: dict[tuple[type[Struct], int], Any]
 ) -> FuzzRequest | None:
-    """`parent`'s body with one field taken from a freshly drawn body of its API and version
-    (one drawn per API and version in `donors`: drawing a body costs more than re-encoding
-    it), re-encoded at its version or another."""
+    """`parent`'s body with one field re-drawn, at any depth (a config's value, a resource's
+    type, the whole resource list), taken from a freshly drawn instance of the struct holding
+    it (one per struct and version in `donors`: drawing costs more than re-encoding), then
+    re-encoded at its version or another. Keeping the rest is what lets a kept entry's
+    progress (a CLIENT_METRICS resource with an `interval.ms` config) carry over."""
     try:
         frame = decode_request(parent.payload, strict=False)
     except DecodeError:
@@ -248,15 +309,15 @@ def _respliced(
     if body is None or cls is None:
         return None
     version = frame.api_version
-    present = [f.attr for f in cls.schema_fields if f.present(version)]
-    if not present:
+    places = _places(body, cls, version)
+    if not places:
         return None
-    if (frame.api_key, version) not in donors:
-        donors[(frame.api_key, version)] = draw(body_strategy(cls, version))[0]
-    attr = draw(st.sampled_from(present))
-    setattr(body, attr, getattr(donors[(frame.api_key, version)], attr))
+    holder, holder_cls, f = draw(st.sampled_from(places))
+    if (holder_cls, version) not in donors:
+        donors[(holder_cls, version)] = _donor(draw, holder_cls, version)
+    setattr(holder, f.attr, getattr(donors[(holder_cls, version)], f.attr))
     at = draw(st.sampled_from([version, *cls.versions()]))
-    note = f"{SESSION_NOTE if parent.session else ''}a corpus entry with {attr} re-drawn"
+    note = f"{SESSION_NOTE if parent.session else ''}a corpus entry with {f.attr} re-drawn"
     header = frame.header
     return assemble(cls, at, (body, note), int(header.correlation_id), header.client_id)
 
@@ -264,7 +325,7 @@ def _respliced(
 def derive_well_formed(draw: st.DrawFn, base: list[FuzzRequest]) -> list[FuzzRequest]:
     """1 to `FAMILY_MAX` valid requests, each a request of `base` with one field re-drawn."""
     out: list[FuzzRequest] = []
-    donors: dict[tuple[int, int], Any] = {}
+    donors: dict[tuple[type[Struct], int], Any] = {}
     for _ in range(draw(st.integers(1, FAMILY_MAX))):
         child = _respliced(draw, draw(st.sampled_from(base)), donors)
         if child is not None:

@@ -45,6 +45,8 @@ class Behaviour:
     """Defects, one per script; all off is the well-behaved client."""
 
     no_terminating_push: bool = False
+    # with a push unanswered at close, no final push (Java 3.7.0-3.8.0 producer, KAFKA-17731)
+    no_terminating_push_in_flight: bool = False
     two_terminating_pushes: bool = False
     zero_first_push_delay: bool = False
     metric_prefix: str = "org.apache.kafka."
@@ -81,6 +83,7 @@ class Client:
         self.last_push_ns = self.started_ns
         self.connections = 0
         self.bootstrap = ""
+        self.pushing = False  # a non-Terminating push awaits its answer
 
     async def connect(self, bootstrap: str) -> bool:
         self.bootstrap = bootstrap
@@ -210,7 +213,11 @@ class Client:
             compression_type=kind,
             metrics=metrics,
         )
-        return (await self.conn.request(body, 0, strict=metrics is not None)).body
+        self.pushing = not terminating
+        try:
+            return (await self.conn.request(body, 0, strict=metrics is not None)).body
+        finally:
+            self.pushing = False
 
     def interval(self) -> float:
         ms = getattr(self.subscription, "push_interval_ms", 0) or 0
@@ -271,8 +278,10 @@ class Client:
             if answer.error_code not in (UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE):
                 await asyncio.sleep(self.interval())
 
-    async def terminate(self) -> None:
+    async def terminate(self, push_in_flight: bool = False) -> None:
         if self.subscription is None or self.b.no_terminating_push:
+            return
+        if push_in_flight and self.b.no_terminating_push_in_flight:
             return
         if self.b.terminates_under_previous_subscription and self.previous is not None:
             self.subscription = self.previous
@@ -324,9 +333,10 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
     out.emit("closing")
     closing = time.monotonic()
     if task is not None:
+        push_in_flight = client.pushing  # before the cancel ends the wait for its answer
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await client.terminate()
+        await client.terminate(push_in_flight)
     assert client.conn is not None
     await client.conn.close()
     now = time.monotonic()
