@@ -18,6 +18,12 @@ _BOUNDED = (
     f"{CMM} processPushTelemetryRequest answers INVALID_RECORD to any export failure "
     "(read from the 4.2.2, 4.3.1 and 4.4.0 jars with javap: PushTelemetryRequest.metricsData(int))"
 )
+_RECEIVER_CATCH = (
+    f"{CMM} processPushTelemetryRequest: the export is wrapped in a catch that sets "
+    "lastKnownError INVALID_RECORD and answers INVALID_RECORD, after validatePushRequest has "
+    "recorded the push's time (javap of the 3.7.0, 3.8.0, 3.9.1, 4.0.0, 4.1.0, 4.1.2, 4.2.0 and "
+    "4.4.0 jars; the 4.3.1 source)"
+)
 _NO_DECOMPRESS = (
     "3.7.0 clients/.../requests/PushTelemetryRequest.java decompressMetricsData is a TODO"
 )
@@ -258,6 +264,20 @@ PUSH = (
                       "is exported, so the case passes on a release that inflates without bound; "
                       "whether the heap runs out varies from run to run (ungated: "
                       "APACHE_UNGATED)"))),
+    Rule("kip714.push.receiver_failure", Level.MUST, "KIP-714", "Validation",
+         "Should decoding or validation of the binary metrics blob fail the ErrorCode will be "
+         "set to InvalidRecord.",
+         "A push whose telemetry receiver throws from exportMetrics is answered INVALID_RECORD; "
+         "its connection and the broker keep serving, and the instance's next push after "
+         "PushIntervalMs is accepted.", ruling=18, behaviour="C.4",
+         known=(Known("Apache 3.7.0-4.0.x", "conforms (catches Exception; 3.8.0+ also counts "
+                      "it in the client-metrics plugin-error-count meter)", _RECEIVER_CATCH),
+                Known("Apache 4.1.0-4.4.0", "conforms (catches Throwable, commit 82ea9d0f)",
+                      _RECEIVER_CATCH),
+                Known("Apache 4.2.0-4.4.0", "a KIP-1217 ClientTelemetryExporter that throws "
+                      "takes the same path: ClientTelemetryExporterPlugin.exportMetrics calls "
+                      "the receivers, then the exporters, inside that catch",
+                      "server/.../metrics/ClientTelemetryExporterPlugin.java (4.3.1 source)"))),
     Rule("kip714.push.empty_metrics", Level.MUST, "KIP-714", "Client behavior",
          "should send a PushTelemetryRequest ... with an empty metrics blob",
          "A push with an empty Metrics blob is accepted (and nothing is exported).",

@@ -83,6 +83,19 @@ RULINGS = (
            "a bug (KAFKA-19747). So a client must send telemetry again after one: within the "
            "longer of 5 minutes (that retry, and the wait Apache's fixed client takes) and three "
            "PushIntervalMs. How soon inside that bound is the client's choice."),
+    Ruling(18, "A receiver that throws",
+           "KIP-714 makes validating the metrics the receiver's task ('Validation of the encoded "
+           "metrics is the task of the ClientMetricsReceiver') and gives one code for its "
+           "failure: 'Should decoding or validation of the binary metrics blob fail the "
+           "ErrorCode will be set to InvalidRecord'. Its receiver interface returns nothing, so "
+           "an exception from exportMetrics is the only way a receiver can refuse a push, and "
+           "the KIP's broker metrics count 'exceptions raised from plugin's exportMetrics()', "
+           "a failure the broker outlives. So a push the receiver throws on is answered "
+           "INVALID_RECORD (MUST). The KIP is silent on what follows; nothing in it closes a "
+           "connection or ends a client instance over one refused push, so that connection "
+           "keeps being served, the broker keeps serving others, and the instance's next push "
+           "once PushIntervalMs has passed is accepted (MUST). Whether a push sooner than that "
+           "is throttled (Apache has already counted the refused one) is not judged."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

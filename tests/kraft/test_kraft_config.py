@@ -121,6 +121,7 @@ def test_single_node_properties() -> None:
     assert props["offsets.topic.replication.factor"] == "1"
     assert props["transaction.state.log.replication.factor"] == "1"
     assert props["metric.reporters"] == cfg.REPORTER_CLASS
+    assert props["kconform.sink.throw.enabled"] == "true"  # RECEIVER_FAILURE is claimed
     assert "CONTROLLER" not in props["advertised.listeners"]  # controllers are not advertised
 
 

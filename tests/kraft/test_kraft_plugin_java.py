@@ -104,6 +104,10 @@ def test_every_api_type_the_plugin_imports_is_stubbed() -> None:
         assert (STUBS / "kafka-3.7" / rel).is_file() or (STUBS / "kafka-4.2" / rel).is_file(), name
 
 
+THROWN: list[str] = []
+"""What the driver's exports asked to throw threw, in order ("none" when nothing)."""
+
+
 @pytest.fixture(scope="module")
 def driver(
     compiled: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
@@ -119,6 +123,9 @@ def driver(
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
+        while line.startswith("THREW "):
+            THROWN.append(line.removeprefix("THREW ").strip())
+            line = process.stdout.readline()
         match = re.fullmatch(r"PORT (\d+)\n", line)
         assert match, (
             f"driver said {line!r}; stderr: {process.stderr.read() if process.stderr else ''}"
@@ -140,7 +147,7 @@ def driver(
 
 
 def test_the_plugin_records_each_push_as_the_broker_handed_it(driver: SinkClient) -> None:
-    first, second, third, fourth = driver.telemetry(broker_id=7)
+    first, second, third, fourth, *_ = driver.telemetry(broker_id=7)
     assert first.client_instance_id == "AAAAAAAAAAEAAAAAAAAAAg"
     assert first.payload == bytes([0x0A, 0x02, 0x08, 0x01]) and first.compression_type == 0
     assert first.client_id == 'weird "id"\n'  # escaped by the plugin, intact here
@@ -160,8 +167,18 @@ def test_the_plugin_records_each_push_as_the_broker_handed_it(driver: SinkClient
     assert (
         fourth.client_instance_id == "fourth-instance" and "no request context" in raw[3]["error"]
     )
-    assert [r["seq"] for r in driver.get("/telemetry?since=2")["records"]] == [3, 4]
-    assert driver.health() == {"ok": True, "node_id": "7", "records": 4, "dropped": 0}
+    assert [r["seq"] for r in driver.get("/telemetry?since=2")["records"]] == [3, 4, 5, 6, 7]
+    assert driver.health() == {"ok": True, "node_id": "7", "records": 7, "dropped": 0,
+                               "throw_on_demand": True, "thrown": 2}  # fmt: skip
+
+
+def test_the_plugin_throws_only_when_switched_on_and_asked(driver: SinkClient) -> None:
+    """ThrowOnDemand: the reserved metric name makes the receiver and the exporter throw, and
+    only once the trigger is on; a near miss or bytes that are not protobuf are recorded."""
+    ids = [r.client_instance_id for r in driver.telemetry(broker_id=7)]
+    assert ids[4:] == ["fifth-instance", "sixth-instance", "seventh-instance"]
+    assert "thrown-receiver" not in ids and "thrown-exporter" not in ids
+    assert len(THROWN) == 2 and all("carries metric kconform.sink.throw" in t for t in THROWN)
 
 
 def test_the_plugin_samples_partition_metrics(driver: SinkClient) -> None:

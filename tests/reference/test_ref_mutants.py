@@ -14,6 +14,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kconform.codecs.compression import compress
 from kconform.codecs.messages import DescribeConfigsRequest, ProduceRequest
 from kconform.codecs.wire import ZERO_UUID
+from kconform.engine.payloads import receiver_throw_payload
 from kconform.fixtures.reference import MUTANTS, ReferenceBroker, RequestContext, check_mutants
 from kconform.fixtures.reference.kip977 import partition_counts
 from kconform.fixtures.reference.scenario import (
@@ -219,6 +220,7 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "bomb_accepted": (lambda m: pushed(m, {"metrics": compress(BIG, 4), "compression_type": 4},
                                        max_decompressed_bytes=5000), 118),
     "invalid_record_accepted": (lambda m: pushed(m, {"metrics": b"test-data"}), 87),
+    "receiver_failure_swallowed": (lambda m: pushed(m, {"metrics": receiver_throw_payload()}), 87),
     "reserved_instance_id_accepted": (
         lambda m: session(m).push(ZERO_UUID, 0, PAYLOAD)[0], 42),
     "instance_id_reused_for_null": (two_ids, 2),

@@ -10,8 +10,10 @@ import pytest
 
 from kconform.codecs.compression import compress
 from kconform.codecs.errors import ErrorCode
+from kconform.codecs.otlp import build_metrics_data, gauge
 from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ONE_UUID, ZERO_UUID
+from kconform.engine.payloads import receiver_throw_payload
 from kconform.fixtures.reference import ReferenceBroker, RequestContext
 from kconform.fixtures.reference.scenario import (
     BACKEND_APIS,
@@ -19,6 +21,7 @@ from kconform.fixtures.reference.scenario import (
     metrics_payload,
     raw_request_frame,
 )
+from kconform.fixtures.types import RECEIVER_THROW_METRIC
 
 INTERVAL = 1000
 E = ErrorCode
@@ -156,6 +159,29 @@ def test_undecodable_payload_is_invalid_record(
     assert result == (error, None)
     instance = s.broker.telemetry.instance(instance_id)
     assert instance is not None and instance.last_known_error == error
+
+
+def test_receiver_failure_is_invalid_record_and_the_next_interval_is_accepted() -> None:
+    """Ruling 18: the receiver throws (the payload names RECEIVER_THROW_METRIC); the push was
+    already counted, so the instance pushes again once the interval has passed."""
+    s, instance_id, subscription_id = ready()
+    refused = s.push(instance_id, subscription_id, receiver_throw_payload())
+    assert refused == (E.INVALID_RECORD, None)
+    assert s.broker.telemetry.last_rule == "kip714.push.receiver_failure"
+    instance = s.broker.telemetry.instance(instance_id)
+    assert instance is not None and instance.last_known_error == E.INVALID_RECORD
+    s.advance(INTERVAL - 1)
+    assert s.push(instance_id, subscription_id, PAYLOAD)[0] == E.THROTTLING_QUOTA_EXCEEDED
+    s.advance(1)
+    error, sink = s.push(instance_id, subscription_id, PAYLOAD)
+    assert error == E.NONE and sink is not None and sink.payload == PAYLOAD
+
+
+def test_the_reserved_name_only_fails_the_receiver_as_a_metric_name() -> None:
+    near = build_metrics_data([gauge("org.apache.kafka.x", 1, time_unix_nano=1,
+                                     attributes={"note": RECEIVER_THROW_METRIC})])  # fmt: skip
+    s, instance_id, subscription_id = ready()
+    assert s.push(instance_id, subscription_id, near)[0] == E.NONE
 
 
 @pytest.mark.parametrize("compression_type", [0, 1, 2, 3, 4])

@@ -29,6 +29,7 @@ class FakeSink:
         self.next_seq = 1
         self.metrics: list[dict[str, Any]] = []
         self.requests: list[str] = []
+        self.throw_on_demand: bool | None = None  # None: an older plugin that does not say
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,8 +73,11 @@ class FakeSink:
 
     def answer(self, path: str, query: dict[str, list[str]]) -> dict[str, Any] | None:
         if path == "/health":
-            return {"ok": True, "node_id": self.node_id, "records": len(self.records),
-                    "dropped": 0}  # fmt: skip
+            health = {"ok": True, "node_id": self.node_id, "records": len(self.records),
+                      "dropped": 0}  # fmt: skip
+            if self.throw_on_demand is not None:
+                health |= {"throw_on_demand": self.throw_on_demand, "thrown": 0}
+            return health
         if path == "/telemetry":
             since = int(query.get("since", ["0"])[0])
             return {"node_id": self.node_id, "next_seq": self.next_seq, "dropped": 0,

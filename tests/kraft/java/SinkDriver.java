@@ -160,6 +160,30 @@ public final class SinkDriver {
         };
     }
 
+    /** A MetricsData with one resource, one scope and one metric of that name (no data). */
+    static byte[] metricsData(String metricName) {
+        byte[] name = metricName.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return field(1, field(2, field(2, field(1, name))));
+    }
+
+    static byte[] field(int number, byte[] inner) {
+        byte[] out = new byte[inner.length + 2]; // every length here is below 128
+        out[0] = (byte) (number << 3 | 2);
+        out[1] = (byte) inner.length;
+        System.arraycopy(inner, 0, out, 2, inner.length);
+        return out;
+    }
+
+    /** Prints what an export threw, as a broker would catch it; "THREW none" if nothing. */
+    static void tryExport(Runnable export) {
+        try {
+            export.run();
+            System.out.println("THREW none");
+        } catch (RuntimeException e) {
+            System.out.println("THREW " + e.getMessage());
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         Map<MetricName, Metric> metrics = new LinkedHashMap<>();
         metrics.put(name("kafka.log:type=Log,name=Size,topic=t.a,partition=0"), gauge(1234L));
@@ -195,6 +219,20 @@ public final class SinkDriver {
         receiver.exportMetrics(new FullContext("broken"),
             payload("third-instance", false, new byte[] {0x55}, true));
         receiver.exportMetrics(null, payload("fourth-instance", false, new byte[0], false));
+
+        // ThrowOnDemand: off, the reserved metric is recorded like any other
+        byte[] asksToThrow = metricsData("kconform.sink.throw");
+        receiver.exportMetrics(new Context("off"), payload("fifth-instance", false, asksToThrow,
+            false));
+        sink.throwOnDemand(true);
+        tryExport(() -> receiver.exportMetrics(new Context("on"),
+            payload("thrown-receiver", false, asksToThrow, false)));
+        tryExport(() -> sink.export(new Context("on"),
+            payload("thrown-exporter", false, asksToThrow, false), 5000, "exporter"));
+        receiver.exportMetrics(new Context("on"), payload("sixth-instance", false,
+            metricsData("kconform.sink.throw.not"), false));
+        receiver.exportMetrics(new Context("on"), payload("seventh-instance", false,
+            new byte[] {0x0a, 0x7f}, false)); // truncated protobuf: never a request to throw
 
         System.out.println("PORT " + sink.port());
         System.out.flush();
