@@ -69,9 +69,23 @@ HARNESS_CLIENTS := $(if $(HAVE_RELEASES),--client $(JAVA_CLIENTS),--ignore=suite
 # before they Get again, docs/targets.md): `make matrix` judges them on every Java release and
 # the gate below on every other client; here they would add 22 minutes.
 JAVA_UNGATED := --deselect suites/client/test_errors_transport.py
+# With the Java clients, JaCoCo measures their KIP-511/KIP-714 code (the run's totals only: the
+# agent in each client JVM and one report per client, ~15 s: docs/coverage.md "The Java client's
+# gate"); the gate fails when the newest Java client covers fewer branches than
+# fixtures/coverage/client_accounted.py commits for it.
+CLIENT_COVERAGE_DIR ?= build/client-coverage-gate
+# Measured in one process only: pytest-xdist workers (TEST_WORKERS > 1) would split the dumps.
+CLIENT_GATED := $(and $(HAVE_RELEASES),$(filter 1,$(TEST_WORKERS)))
+CLIENT_COVERAGE := $(if $(CLIENT_GATED),--coverage --coverage-summary \
+  --kconform-coverage $(CLIENT_COVERAGE_DIR))
 test-harness: $(STAMP)
+	rm -rf $(CLIENT_COVERAGE_DIR)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(HARNESS_CLIENTS) \
-	  $(BASELINE_ARGS) $(JAVA_UNGATED)
+	  $(BASELINE_ARGS) $(JAVA_UNGATED) $(CLIENT_COVERAGE)
+ifneq ($(CLIENT_GATED),)
+	$(BIN)/python -m kconform.reports.coverage_gate \
+	  $(CLIENT_COVERAGE_DIR)/java-$(COVERAGE_GATED)/coverage.json
+endif
 	$(TEST_ENV) $(BIN)/kconform run --target $(TEST_TARGETS) --client confluent-kafka,kafka-python \
 	  --out build/main-job
 	$(TEST_ENV) $(BIN)/kconform run -j 2 --target reference --cases 'kip511.client.*,kip714.client.*' \

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kconform.fixtures.coverage.accounted import BROKER, Accounting
 from kconform.fixtures.coverage.selection import BROKER_CLASSES, Chosen, chosen_for, lambda_owner
 
 COUNTERS = ("INSTRUCTION", "BRANCH", "LINE", "METHOD")
@@ -231,13 +232,13 @@ def missed_branches(model: Mapping[str, Any]) -> list[tuple[str, str, int, int, 
     return sorted(set(out))
 
 
-def account(model: Mapping[str, Any], release: str) -> list[dict[str, Any]]:
-    """Every line of the chosen methods with a missed branch, with the entries of
-    `fixtures/coverage/accounted.py` that say why (`why` empty: not accounted for; `extra`:
-    the line misses more branches than its entries account for)."""
-    from kconform.fixtures.coverage.accounted import missed_on
-
-    known = missed_on(release)
+def account(
+    model: Mapping[str, Any], release: str, accounting: Accounting = BROKER
+) -> list[dict[str, Any]]:
+    """Every line of the chosen methods with a missed branch, with the entries of the subject's
+    reviewed list (`fixtures/coverage/accounted.py` for the broker, `client_accounted.py` for
+    the Java client) that say why (`unaccounted`: the branches no entry accounts for)."""
+    known = accounting.missed_on(release)
     out = []
     for cls, method, nr, missed, covered in missed_branches(model):
         entries = known.get((cls, nr), [])

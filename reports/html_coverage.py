@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kconform.fixtures.coverage.accounted import BROKER, KINDS
 from kconform.reports.common import slug
 from kconform.reports.html_style import esc, page
 
@@ -31,6 +32,7 @@ max-width:420px;overflow:hidden;text-overflow:ellipsis}td.cases .why{color:#5f4b
 font-family:system-ui,sans-serif}td.cases .why.none{color:#b3141b;font-weight:600}
 </style>"""
 MAX_CASES_SHOWN = 4
+ACCOUNTED_IN = BROKER.source  # coverage.json files written before `accounted_in` are a broker's
 
 
 def _pct(pair: Sequence[int] | None) -> str:
@@ -142,20 +144,34 @@ def _notes(model: Mapping[str, Any]) -> list[str]:
     if missed is not None:
         branches = sum(int(r["missed"]) for r in missed)
         open_rows = [r for r in missed if r.get("unaccounted")]
-        where = "fixtures/coverage/accounted.py, docs/coverage.md"
+        where = f"{model.get('accounted_in') or ACCOUNTED_IN}, docs/coverage.md"
         if not open_rows:
             notes.append(
                 f"Missed branches: {branches} on {len(missed)} lines, every one "
-                f"accounted for ({where}); the source page gives each line's reason."
+                f"accounted for ({where}){_by_kind(missed)}; the source page gives each line's "
+                "reason."
             )
         else:
             notes.append(
-                f"Missed branches: {branches} on {len(missed)} lines; "
+                f"Missed branches: {branches} on {len(missed)} lines{_by_kind(missed)}; "
                 f"{sum(int(r['unaccounted']) for r in open_rows)} on {len(open_rows)} lines not "
                 f"accounted for in {where}: "
                 + esc(", ".join(f"{_short(r['class'])}:{r['line']}" for r in open_rows))
             )
     return notes
+
+
+def _by_kind(missed: Sequence[Mapping[str, Any]]) -> str:
+    """The ", by kind: 21 dead, 4 race, ..." of a run's missed branches (unaccounted ones too)."""
+    kinds: dict[str, int] = {}
+    for row in missed:
+        for kind, n, _ in row["why"]:
+            kinds[kind] = kinds.get(kind, 0) + int(n)
+        if row.get("unaccounted"):
+            kinds["not accounted for"] = kinds.get("not accounted for", 0) + int(row["unaccounted"])
+    order = [*KINDS, "not accounted for"]
+    ranked = sorted(kinds.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    return (", by kind: " + ", ".join(f"{n} {kind}" for kind, n in ranked)) if kinds else ""
 
 
 def _why_missed(entries: Sequence[Sequence[Any]] | None, row: Mapping[str, Any]) -> str:

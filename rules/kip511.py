@@ -139,6 +139,12 @@ RULES = (
                       "key list and concludes the broker supports ApiVersions alone",
                       "franz-go commit 50aa74f1", bug="fg-apiversions-fallback-misparse",
                       fixed_in="v1.19.1", case="kip511.client.unsupported_version.retry_max"),
+                Known("franz-go v1.22.3", "reads an UNSUPPORTED_VERSION answer listing keys but "
+                      "not ApiVersions as the broker's whole key table and never sends "
+                      "ApiVersions again (kip511.client.unsupported_version.retry_v0_other_keys "
+                      "fails)", "franz-go pkg/kgo/broker.go (v1.22.3): the default arm of its "
+                      "UNSUPPORTED_VERSION handling, 'The broker replied with all keys; nothing "
+                      "to downgrade to, we use them.'"),
                 Known("Sarama v1.30.0-v1.46.1", "fails on the v0 body a pre-2.4 broker answers "
                       "to ApiVersions v3 ('not enough bytes') instead of retrying at the "
                       "version it advertises", "IBM/sarama#3328 (commit 26dc2e7c)",

@@ -29,7 +29,9 @@ from typing import Any
 import pytest
 
 from kconform.fixtures.coverage import jacoco, wire
+from kconform.fixtures.coverage.accounted import BROKER, Accounting
 from kconform.fixtures.coverage.agent import CoverageAgent
+from kconform.fixtures.coverage.client_accounted import CLIENT
 from kconform.fixtures.coverage.client_agent import ClientRunsAgent
 from kconform.fixtures.coverage.client_selection import CLIENT_CLASSES
 from kconform.fixtures.coverage.client_selection import SOURCE_ARTIFACTS as CLIENT_ARTIFACTS
@@ -63,6 +65,7 @@ class Measured:
     chosen: tuple[Chosen, ...]
     artifacts: tuple[str, ...]  # the release's artifacts holding them (and their -sources)
     release: Callable[[], Release | None]  # asked at report time: the subject has started
+    accounting: Accounting  # the reviewed list of its missed branches, and its floors
     note: str = ""  # said under the subject's figures
 
 
@@ -90,7 +93,7 @@ class CoverageSession:
         agent = CoverageAgent(self._tools(), slug(label))
         target.jvm_agent = agent
         self.agents[label] = Measured(agent, BROKER_CLASSES, jacoco.SOURCE_ARTIFACTS,
-                                      lambda: _broker_release(target))  # fmt: skip
+                                      lambda: _broker_release(target), BROKER)  # fmt: skip
         self.dumps[label] = []
 
     def attach_client(self, label: str, driver: object) -> None:
@@ -103,7 +106,8 @@ class CoverageSession:
         agent = ClientRunsAgent(self._tools(), slug(label), self.folder / slug(label) / "pending")
         driver.jvm_agent = agent.run_option
         self.agents[label] = Measured(agent, CLIENT_CLASSES, CLIENT_ARTIFACTS,
-                                      lambda: _client_release(driver), SHARED_RUNS)  # fmt: skip
+                                      lambda: _client_release(driver), CLIENT,
+                                      SHARED_RUNS)  # fmt: skip
         self.dumps[label] = []
 
     def dump(self, label: str, case: str) -> None:
@@ -175,10 +179,9 @@ class CoverageSession:
             chosen=[{"name": c.name, "methods": list(c.methods), "why": c.why}
                     for c in chosen],
         )  # fmt: skip
-        # fixtures/coverage/accounted.py reviews the broker's missed branches; a client's are
-        # shown without a reason column rather than all as "not accounted for"
-        broker = measured.chosen is BROKER_CLASSES
-        model.update(summary=self.summary, missed=account(model, version) if broker else None)
+        accounting = measured.accounting
+        model.update(summary=self.summary, missed=account(model, version, accounting),
+                     accounting=accounting.name, accounted_in=accounting.source)  # fmt: skip
         (folder / COVERAGE_JSON).write_text(json.dumps(model, indent=1), "utf-8")
 
     def _case_reports(

@@ -11,10 +11,11 @@ from typing import Any
 from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
 from kconform.codecs.otlp_validation import validate
 from kconform.engine.check import Check
-from kconform.fixtures.clients import ClientDriver
+from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.rules import RULES
 from kconform.suites.client.helpers import (
+    BASELINE_INTERVAL_MS,
     Recording,
     baseline_run,
     for_client,
@@ -121,4 +122,20 @@ async def overlapping_run(check: Check, client: ClientDriver, target: BrokerTarg
     return await shared_run(check, client, target, "overlapping", record)
 
 
-RUNS = {"baseline": baseline_run, "cumulative": cumulative_run, "overlapping": overlapping_run}
+LABELLED_CONFIG = {"client.rack": "kconform-rack-1", "transactional.id": "kconform-txn-1"}
+"""The settings KIP-714's resource labels client_rack and transactional_id come from; idle, since
+a producer with a transactional.id may not send before initTransactions()."""
+
+
+async def labelled_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    async def record() -> Recording:
+        idle = Scenario.idle(seconds=3.0)
+        return await run_client(
+            check, client, target, idle, config=LABELLED_CONFIG, interval_ms=BASELINE_INTERVAL_MS
+        )
+
+    return await shared_run(check, client, target, "labelled", record)
+
+
+RUNS = {"baseline": baseline_run, "cumulative": cumulative_run, "overlapping": overlapping_run,
+        "labelled": labelled_run}  # fmt: skip

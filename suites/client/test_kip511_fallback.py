@@ -151,6 +151,24 @@ async def test_unsupported_version_retry_v0(
     await _judge_fallback(check, client, client_target, [], 0)
 
 
+PRODUCE_ONLY = (0, 0, 9)  # Produce v0..v9: an ApiKeys list that is not empty, without key 18
+
+
+@case(
+    "kip511.client.unsupported_version.retry_v0_other_keys",
+    rules=["kip511.client.fallback"],
+    title="On UNSUPPORTED_VERSION listing other keys but not ApiVersions the client retries at v0",
+    spec=f"{FALLBACK} ('or default to versions 0 if not present'); broker advertises "
+    f"{{{PRODUCE_ONLY[0]}: {PRODUCE_ONLY[1]}..{PRODUCE_ONLY[2]}}} only",
+    level=Level.MUST,
+    kind="client",
+)
+async def test_unsupported_version_retry_v0_other_keys(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    await _judge_fallback(check, client, client_target, [PRODUCE_ONLY], 0)
+
+
 NO_LOOP_BOUND = 6
 """ApiVersions on one refused connection: a strictly decreasing walk from v4 (the newest today) to
 v0 is 5 requests, and one repeat is let pass; a loop sends thousands in the window."""

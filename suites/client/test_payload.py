@@ -144,6 +144,18 @@ test_resource_labels = PAYLOAD(
         ("otlp.resource.label",),
     ),
 )
+test_resource_labels_configured = PAYLOAD(
+    "kip714.client.payload.resource_labels_configured",
+    Conditions(
+        "With client.rack and transactional.id set, resource attributes still come from the KIP's "
+        "client label list only",
+        "KIP-714 Standard client resource labels (client_rack, transactional_id); an idle "
+        "producer configured with both",
+        Level.SHOULD,
+        "labelled",
+        ("otlp.resource.label",),
+    ),
+)
 test_privacy = PAYLOAD(
     "kip714.client.payload.privacy",
     Conditions(
