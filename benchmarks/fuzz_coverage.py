@@ -1,8 +1,9 @@
 """Coverage-guided request fuzzing against the same fuzzer unguided: branches reached over time.
 
 Issue 32 item 4. Both arms are `kconform fuzz --target apache:<v> --cases fuzz.request.` with
-the same seed and budget, in this one invocation, one after the other (never side by side: on
-a 2-core machine each would slow the other's broker): `--coverage-unguided` (JaCoCo on the
+the same seed and budget, in this one invocation, one after the other (`--side-by-side`: at
+once, each on its own node, so both meet the same load; on 2 cores each slows the other's
+broker, equally): `--coverage-unguided` (JaCoCo on the
 nodes, probes read after every batch, nothing kept: what the plain fuzzer sends) and
 `--coverage-guided` (batches that set a new probe kept, three examples in four led by requests
 derived from them). Each arm prints the branches of the chosen methods (docs/coverage.md)
@@ -10,6 +11,10 @@ that its requests reached, counted by `jacococli report` from the probes first s
 each moment; this prints them side by side after 5 and 30 minutes (those the budget reaches)
 and at the end, with each arm's examples, corpus and verdicts. Findings go to a temporary
 corpus.
+
+The nodes get `--heap` (default -Xmx2g, through `KCONFORM_APACHE_HEAP`): with 512 MB the push
+cases' 1 MiB pushes, 64 pipelined on 4 connections, ran 4.4.0 out of heap in both arms of a
+30-minute run, and every later case met a dead node.
 
 Run: `python benchmarks/fuzz_coverage.py` (30 minutes per arm), or shorter:
 `python benchmarks/fuzz_coverage.py --minutes 5`.
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kconform.engine.fuzz.budget import CORPUS_ENV
+from kconform.fixtures.targets.kraft_config import HEAP_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("unguided", "guided")
@@ -35,25 +41,44 @@ MOMENTS = (5, 30)  # minutes
 RUN_MARGIN = 1800.0  # seconds beyond the budget for start-up, reports and the reach mapping
 
 
-def run_arm(arm: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    """One `kconform fuzz` run; its reach.json, results and wall time."""
-    out = tmp / arm
+def start_arm(arm: str, args: argparse.Namespace, tmp: Path) -> subprocess.Popen[str]:
+    """One `kconform fuzz` run, started (its output to a file in `tmp`)."""
     command = [
         sys.executable, "-m", "kconform.cli", "fuzz", "--target", args.target,
         "--budget", f"{args.minutes}m", "--seed", str(args.seed), "--cases", args.cases,
-        f"--coverage-{arm}", "--out", str(out),
+        f"--coverage-{arm}", "--out", str(tmp / arm),
     ]  # fmt: skip
-    env = {**os.environ, CORPUS_ENV: str(tmp / f"corpus-{arm}")}
-    started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=args.minutes * 60 + RUN_MARGIN)  # fmt: skip
+    env = {**os.environ, CORPUS_ENV: str(tmp / f"corpus-{arm}"), HEAP_ENV: args.heap}
+    log = (tmp / f"{arm}.log").open("w")
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+                            cwd=ROOT)  # fmt: skip
+
+
+def finish_arm(arm: str, run: subprocess.Popen[str], args: argparse.Namespace,
+               tmp: Path, started: float) -> dict[str, Any]:  # fmt: skip
+    """Wait for an arm; its reach.json, results and wall time."""
+    code = run.wait(timeout=args.minutes * 60 + RUN_MARGIN)
     took = time.monotonic() - started
-    reach = out / "coverage" / "guided" / "reach.json"
+    reach = tmp / arm / "coverage" / "guided" / "reach.json"
     if not reach.is_file():
-        sys.exit(f"{arm}: no reach.json (exit {done.returncode}):\n{done.stdout[-3000:]}"
-                 f"{done.stderr[-3000:]}")  # fmt: skip
-    results = json.loads((out / "results.json").read_text())["results"]
+        sys.exit(f"{arm}: no reach.json (exit {code}):\n{(tmp / f'{arm}.log').read_text()[-3000:]}")
+    results = json.loads((tmp / arm / "results.json").read_text())["results"]
     return {"reach": json.loads(reach.read_text()), "results": results, "seconds": took}
+
+
+def run_arms(args: argparse.Namespace, tmp: Path) -> dict[str, dict[str, Any]]:
+    """Both arms, one after the other or (`--side-by-side`) at once."""
+    runs: dict[str, dict[str, Any]] = {}
+    if args.side_by_side:
+        started = time.monotonic()
+        running = {arm: start_arm(arm, args, tmp) for arm in ARMS}
+        for arm in ARMS:
+            runs[arm] = finish_arm(arm, running[arm], args, tmp, started)
+        return runs
+    for arm in ARMS:
+        started = time.monotonic()
+        runs[arm] = finish_arm(arm, start_arm(arm, args, tmp), args, tmp, started)
+    return runs
 
 
 def at_minute(points: list[dict[str, Any]], minute: float) -> dict[str, Any] | None:
@@ -83,13 +108,21 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=30.0, help="budget of each arm")
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument("--cases", default="fuzz.request.")
+    parser.add_argument("--heap", default="-Xmx2g", help="the nodes' heap (KCONFORM_APACHE_HEAP)")
+    parser.add_argument("--side-by-side", action="store_true", help="both arms at once")
+    parser.add_argument(
+        "--out", help="keep each arm's report and log here (default: a temporary folder)"
+    )
     args = parser.parse_args()
-    runs: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="kconform-bench-fuzzcov-") as tmp:
-        for arm in ARMS:
-            runs[arm] = run_arm(arm, args, Path(tmp))
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        runs = run_arms(args, Path(args.out))
+    else:
+        with tempfile.TemporaryDirectory(prefix="kconform-bench-fuzzcov-") as tmp:
+            runs = run_arms(args, Path(tmp))
+    order = "side by side" if args.side_by_side else "one after the other (unguided first)"
     print(f"request fuzzing on {args.target}, {args.minutes:g} min per arm, seed {args.seed}, "
-          "arms one after the other (unguided first)")  # fmt: skip
+          f"nodes {args.heap}, arms {order}")  # fmt: skip
     print(f"{'after':<10} {'unguided branches':>28} {'guided branches':>28} {'ratio':>7}")
     moments = [m for m in MOMENTS if m <= args.minutes]
     ends = {arm: runs[arm]["reach"]["points"][-1] for arm in ARMS}

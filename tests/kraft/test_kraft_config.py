@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from kconform.errors import HarnessDefect
+from kconform.errors import HarnessDefect, UsageError
 from kconform.fixtures.targets import kraft_config as cfg
 from kconform.fixtures.targets.base import PartitionMetric
+from kconform.fixtures.targets.kraft_config import HEAP, HEAP_ENV, heap_option
 
 PLUGIN = cfg.plugin_dir()
 
@@ -269,3 +270,18 @@ def test_merging_brokers_keeps_the_leaders_log_and_sums_meters() -> None:
     ])  # fmt: skip
     got = {m.source: (m.value, m.timestamp) for m in merged}
     assert got == {"log_end_offset": (12.0, 1.0), "broker_topic": (12.0, 2.0)}
+
+
+@pytest.mark.parametrize("value", ["-Xmx2g", "-Xmx1536m", " -Xmx4G "])
+def test_the_nodes_heap_can_be_given(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(HEAP_ENV, value)
+    assert heap_option() == value.strip()
+
+
+@pytest.mark.parametrize("value", ["2g", "-Xmx", "-Xms1g", "-Xmx2g -XX:+UseZGC", "-Xmx0m"])
+def test_a_bad_heap_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(HEAP_ENV, value)
+    with pytest.raises(UsageError, match=HEAP_ENV):
+        heap_option()
+    monkeypatch.delenv(HEAP_ENV)
+    assert heap_option() == HEAP  # unset: the default, 512 MB
