@@ -103,3 +103,29 @@ async def test_throttle_get_between_pushes(target: BrokerTarget, check: Check) -
     again = await get(conn, sub.client_instance_id)
     check.observe("ErrorCode of the Get in between", err(again.error_code))
     check.expect("second push inside the interval", err(THROTTLED), await push_code(conn, sub))
+
+
+@case(
+    "kip714.push.throttle.reconnected",
+    rules=["kip714.push.subscription_id.stateless"],
+    title="A client that reconnects between pushes goes on pushing with the same instance and "
+    "SubscriptionId",
+    spec=(
+        "KIP-714 'SubscriptionId': \"no state needs to be persisted; the configured subscription "
+        "set + client instance id is the identifier itself\"; 'Connection selection' (a client "
+        '"may choose to reconnect and continue using the same broker"); a push at once on the '
+        "new connection is recorded, not judged: Apache 4.0+ forgets an instance when its "
+        "connection closes (the reference does too), 3.7-3.9 throttle it"
+    ),
+    level=Level.MUST,
+    requires=TELEMETRY_ADMIN,
+)
+async def test_throttle_reconnected(target: BrokerTarget, check: Check) -> None:
+    conn, sub = await session(check, subscribed=True, interval_ms=WAIT_INTERVAL_MS)
+    check.require("first push", err(NONE), await push_code(conn, sub))
+    await conn.close()
+    again = await check.connect(0, client_id=check.unique("client"))
+    check.observe("push on a new connection at once", await push_code(again, sub))
+    await wait_interval(check, time.monotonic(), WAIT_INTERVAL_MS)
+    check.expect("push on the new connection after PushIntervalMs", err(NONE),
+                 await push_code(again, sub))  # fmt: skip
