@@ -35,13 +35,33 @@ HANDSHAKE = (
     Rule("kip714.client.handshake.advertised_only", Level.MUST, "KIP-714", "Client behavior",
          "identifies a supporting broker (through detecting at least "
          "GetTelemetrySubscriptionsRequestV0 in the ApiVersionResponse)",
-         "A client sends no telemetry request to a broker that does not advertise 71/72.",
+         "A client sends no telemetry request to a broker that does not advertise 71/72: none "
+         "on a connection whose own ApiVersions answer lacks them, even when an earlier "
+         "connection's listed them (a broker restarted without its metrics reporter).",
          behaviour="E.1",
          known=(Known("franz-go v1.20.4", "reads an API key the broker did not list as "
                       "supported at version 0, so it sends Get and Push to brokers that never "
                       "advertised 71/72", "franz-go CHANGELOG v1.20.5 (commit 13ea38e3, #1172)",
                       bug="fg-1204-telemetry-to-unadvertising-brokers", fixed_in="v1.20.5",
                       case="kip714.client.handshake.requires_advertisement"),)),
+    Rule("kip714.client.handshake.readvertised_resumes", Level.SHOULD, "KIP-714",
+         "Receiving broker behavior",
+         "We allow clients to send the GetTelemetrySubscriptions and PushTelemetry requests to "
+         "any connected broker that reports support for both these APIs in its "
+         "ApiVersionResponse",
+         "A client whose broker stopped advertising 71/72 sends a Get or Push again once a "
+         "connection's ApiVersions answer lists them again, within the longer of 5 minutes and "
+         "three PushIntervalMs.", ruling=18, behaviour="E.1",
+         known=(Known("librdkafka 2.5.0+", "conforms at once: a connection that comes up listing "
+                      "71/72 makes its broker the telemetry broker, and a client waiting for one "
+                      "Gets immediately", "src/rdkafka_broker.c (RD_KAFKA_OP_SET_TELEMETRY_BROKER "
+                      f"when a connection comes up); {_RDK} rd_kafka_set_telemetry_broker_maybe"),
+                Known("Java client 3.7.0", "conforms, slowly: a Get or Push the connection's "
+                      "versions cannot carry fails in NetworkClient.doSend "
+                      "(UnsupportedVersionException) and the reporter waits "
+                      "DEFAULT_PUSH_INTERVAL_MS (300000 ms) before its next Get",
+                      f"clients/.../NetworkClient.java doSend; {_REPORTER} handleFailedRequest "
+                      "(3.7.0)"))),
     Rule("kip714.client.handshake.instance_id", Level.MUST, "KIP-714", "Client behavior",
          "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned "
          "in the first response, regardless of broker",

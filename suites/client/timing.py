@@ -16,7 +16,8 @@ storm (kip511.client.invalid_request and kip511.client.fallback.terminates)."""
 
 SELFTEST_BOUND_ENV = "KCONFORM_SELFTEST_RESUME_WITHIN_S"
 """Self-test only (tests/clients/test_broken_clients.py): a shorter bound for the lost-push
-cases (test_errors_transport.py) on kconform's own scripted clients, which come back within
+cases (test_errors_transport.py) and the readvertised case (test_handshake_readvertised.py) on
+kconform's own scripted clients, which come back within
 seconds or never, so proving that the case catches one that never does costs half a minute, not
 five. The bound a run used is in its title and expectation; the 5 minutes themselves are held
 by the Java releases (4.1.1 comes back at 300 s)."""
