@@ -56,6 +56,10 @@ HANDSHAKE = (
                       "71/72 makes its broker the telemetry broker, and a client waiting for one "
                       "Gets immediately", "src/rdkafka_broker.c (RD_KAFKA_OP_SET_TELEMETRY_BROKER "
                       f"when a connection comes up); {_RDK} rd_kafka_set_telemetry_broker_maybe"),
+                Known("franz-go v1.22.3", "conforms within 30 s: a Get it cannot send (no broker "
+                      "lists 71/72) fails and is retried 30 s later",
+                      "pkg/kgo/metrics_714.go ('unable to get telemetry subscriptions, retrying "
+                      "in 30s'); measured 27.7 s after 71/72 came back"),
                 Known("Java client 3.7.0", "conforms, slowly: a Get or Push the connection's "
                       "versions cannot carry fails in NetworkClient.doSend "
                       "(UnsupportedVersionException) and the reporter waits "

@@ -243,8 +243,10 @@ async def test_readvertised(
         "a connection of the client answered ApiVersions with 71/72 after they came back",
         ">= 1", 0, ok=bool(again),
     )  # fmt: skip
-    learned = min(e.answered or 0.0 for e in again)
-    check.observe("first ApiVersions answer listing 71/72 again", f"{again[0]} at {learned:.3f}")
+    first = min(again, key=lambda e: e.answered or 0.0)
+    learned = first.answered or 0.0
+    check.observe("first ApiVersions answer listing 71/72 again", f"{first}, answered at "
+                  f"{learned:.3f}")  # fmt: skip
     closing = recording.event_time("closing")
     after = [e for e in traffic.after(learned, *TELEMETRY_KEYS)
              if not e.terminating and (closing is None or e.sent < closing)]  # fmt: skip

@@ -285,7 +285,7 @@ class Client:
                     answer.error_code == UNKNOWN_SUBSCRIPTION_ID
                     and self.b.ignores_unknown_subscription
                 ):
-                    await asyncio.sleep(self.probe_wait if self.given_up else self.interval())
+                    await asyncio.sleep(wait)
                     continue
                 break
             if answer.error_code in (INVALID_REQUEST, INVALID_RECORD):
