@@ -229,9 +229,11 @@ ERRORS = (
          "down, at which time it may choose to reconnect and continue using the same broker, or "
          "switch over to another broker connection",
          "A telemetry request lost to the transport (its connection closed before the answer, or "
-         "no answer within the request timeout) does not end the client's telemetry: it sends a "
-         "Get or Push again, over a new connection if need be, within the longer of 5 minutes "
-         "and three PushIntervalMs.", ruling=17, behaviour="E.1",
+         "no answer within the request timeout), or a broker restart (every connection dropped, "
+         "new ones refused for longer than an interval), does not end the client's telemetry: "
+         "it sends a Get or Push again, over a new connection if need be, within the longer of "
+         "5 minutes and three PushIntervalMs (of the loss, or of the broker serving again).",
+         ruling=17, behaviour="E.1",
          known=(Known("Java client 3.7.0-4.0.1, 4.1.0", "every failed telemetry request, a "
                       "dropped connection or a timeout included, counts as fatal: the interval "
                       "becomes Integer.MAX_VALUE and the client never pushes again",

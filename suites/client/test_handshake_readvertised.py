@@ -20,7 +20,6 @@ DEFAULT_PUSH_INTERVAL_MS, 300 s) is held up to the bound.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass
 
@@ -43,16 +42,13 @@ from kconform.suites.client.helpers import (
     shared_run,
 )
 from kconform.suites.client.scripted import ScriptedTelemetry
-from kconform.suites.client.timing import SELFTEST_BOUND_ENV
+from kconform.suites.client.timing import RESUME_SLACK, resume_within
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
 
 WITHDRAWN_INTERVAL_MS = 1000
 WITHDRAWN_INTERVALS = 3  # intervals the broker goes without 71/72: each a push the client skips
-RESUME_WITHIN = float(
-    os.environ.get(SELFTEST_BOUND_ENV) or max(300.0, 3 * WITHDRAWN_INTERVAL_MS / 1000)
-)  # ruling 18: ruling 17's bound, the longer of 5 min and 3 intervals
-RESUME_SLACK = 5.0  # seconds past it: a client's timer wakes late on a loaded machine
+RESUME_WITHIN = resume_within(WITHDRAWN_INTERVAL_MS)  # ruling 18: ruling 17's bound
 ANSWER_LEFT = 0.1  # seconds after a push is answered before its connections drop: none in flight
 WAITS_THE_BOUND = pytest.mark.kconform_timeout(RESUME_WITHIN + 150)
 """A client that waits out the bound (the Java client) holds the case past --case-timeout's 120 s:

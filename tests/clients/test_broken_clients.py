@@ -47,6 +47,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
     # never comes back: waits out the bound (SELFTEST_ENV's 20 s, not ruling 17's 5 minutes)
     "gives_up_on_transport_failure": ("kip714.client.errors.connection_lost", "MUST"),
+    # comes back from a lost push, not from a reconnection refused: waits out the bound too
+    "gives_up_when_refused": ("kip714.client.errors.broker_restarted", "MUST"),
     "remembers_advertisement": ("kip714.client.handshake.withdrawn", "MUST"),
     # never comes back either: the readvertised case waits out the same SELFTEST_ENV bound
     "gives_up_when_unadvertised": ("kip714.client.handshake.readvertised", "SHOULD"),
@@ -91,6 +93,7 @@ ESCAPES: dict[str, list[str]] = {
         "kip714.client.handshake.withdrawn",  # it sends nothing while they are withdrawn
         "kip714.client.errors.connection_lost",  # a lost connection it does come back from
     ],
+    "gives_up_when_refused": ["kip714.client.errors.connection_lost"],  # reconnects at once there
     "app_version": [  # '4.2.7' is well formed: only whose version it is is wrong
         "kip511.client.software_identity",
         "kip511.client.software_identity_apache",

@@ -72,6 +72,9 @@ class Behaviour:
     remembers_advertisement: bool = False
     # a new connection whose ApiVersions lack 71/72 ends its telemetry for good
     gives_up_when_unadvertised: bool = False
+    # a reconnection that fails (the broker still down) ends its telemetry for good; one that
+    # succeeds at once (a lost push) does not
+    gives_up_when_refused: bool = False
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
@@ -261,8 +264,14 @@ class Client:
                     self.subscription = None
                     return
             await asyncio.sleep(RECONNECT_BACKOFF)
-            with contextlib.suppress(ConnectionClosed, OSError):
+            try:
                 await self.connect(self.bootstrap)
+            except (ConnectionClosed, OSError) as exc:  # the broker is not back yet: try again
+                if self.b.gives_up_when_refused:
+                    self.out.emit("error", error=f"telemetry stopped: reconnect failed: {exc}",
+                                  code=type(exc).__name__, fatal=False)  # fmt: skip
+                    self.subscription = None
+                    return
 
     async def subscribed(self) -> None:
         """Get, then push each interval, as the last Get's answer says."""
