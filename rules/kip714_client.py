@@ -60,12 +60,18 @@ HANDSHAKE = (
                       "lists 71/72) fails and is retried 30 s later",
                       "pkg/kgo/metrics_714.go ('unable to get telemetry subscriptions, retrying "
                       "in 30s'); measured 27.7 s after 71/72 came back"),
-                Known("Java client 3.7.0", "conforms, slowly: a Get or Push the connection's "
-                      "versions cannot carry fails in NetworkClient.doSend "
+                Known("Java client 3.7.0-4.0.1, 4.1.0", "conforms, slowly: a Get or Push the "
+                      "connection's versions cannot carry fails in NetworkClient.doSend "
                       "(UnsupportedVersionException) and the reporter waits "
                       "DEFAULT_PUSH_INTERVAL_MS (300000 ms) before its next Get",
                       f"clients/.../NetworkClient.java doSend; {_REPORTER} handleFailedRequest "
-                      "(3.7.0)"))),
+                      "(3.7.0 source; javap of the 3.7.0-4.1.0 jars)"),
+                Known("Java client 4.0.2, 4.1.1+", "violates: that UnsupportedVersionException is "
+                      "not retryable to handleFailedRequest, so the interval becomes "
+                      "Integer.MAX_VALUE and telemetry stays off for good, silently; the "
+                      "KAFKA-19747 change (apache/kafka#20661) brought it",
+                      f"{_REPORTER} handleFailedRequest / isRetryable (javap of the 4.0.2-4.4.0 "
+                      "kafka-clients jars); measured on 4.4.0"))),
     Rule("kip714.client.handshake.instance_id", Level.MUST, "KIP-714", "Client behavior",
          "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned "
          "in the first response, regardless of broker",
