@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from kconform.codecs.schema import Message
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
@@ -41,7 +40,7 @@ from kconform.suites.client.helpers import (
     run_client,
     shared_run,
 )
-from kconform.suites.client.scripted import ScriptedTelemetry
+from kconform.suites.client.scripted import ScriptedTelemetry, without_telemetry_keys
 from kconform.suites.client.timing import RESUME_SLACK, resume_within
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
@@ -55,14 +54,6 @@ WAITS_THE_BOUND = pytest.mark.kconform_timeout(RESUME_WITHIN + 150)
 its start (30 s), a first push, the withdrawal, the bound and slack, its close (30 s)."""
 RECIPE = "readvertised"
 BEHAVIOR = "KIP-714 Receiving broker behavior"
-
-
-def _without_telemetry_keys(body: Message) -> Message:
-    if body.error_code != 0:
-        return body
-    values = {f.attr: getattr(body, f.attr) for f in body.schema_fields}
-    values["api_keys"] = [k for k in body.api_keys if k.api_key not in TELEMETRY_KEYS]
-    return type(body)(**values)
 
 
 @dataclass
@@ -101,7 +92,7 @@ async def _record(check: Check, client: ClientDriver, target: BrokerTarget) -> R
 
     def injections(client_id: str) -> list[Injection]:
         life.client_id = client_id
-        return [for_client(client_id, API_VERSIONS, replace_body=_without_telemetry_keys,
+        return [for_client(client_id, API_VERSIONS, replace_body=without_telemetry_keys,
                            predicate=lambda _: life.withholding,
                            name="ApiVersions without keys 71/72 while withdrawn")]  # fmt: skip
 
