@@ -35,13 +35,43 @@ HANDSHAKE = (
     Rule("kip714.client.handshake.advertised_only", Level.MUST, "KIP-714", "Client behavior",
          "identifies a supporting broker (through detecting at least "
          "GetTelemetrySubscriptionsRequestV0 in the ApiVersionResponse)",
-         "A client sends no telemetry request to a broker that does not advertise 71/72.",
+         "A client sends no telemetry request to a broker that does not advertise 71/72: none "
+         "on a connection whose own ApiVersions answer lacks them, even when an earlier "
+         "connection's listed them (a broker restarted without its metrics reporter).",
          behaviour="E.1",
          known=(Known("franz-go v1.20.4", "reads an API key the broker did not list as "
                       "supported at version 0, so it sends Get and Push to brokers that never "
                       "advertised 71/72", "franz-go CHANGELOG v1.20.5 (commit 13ea38e3, #1172)",
                       bug="fg-1204-telemetry-to-unadvertising-brokers", fixed_in="v1.20.5",
                       case="kip714.client.handshake.requires_advertisement"),)),
+    Rule("kip714.client.handshake.readvertised_resumes", Level.SHOULD, "KIP-714",
+         "Receiving broker behavior",
+         "We allow clients to send the GetTelemetrySubscriptions and PushTelemetry requests to "
+         "any connected broker that reports support for both these APIs in its "
+         "ApiVersionResponse",
+         "A client whose broker stopped advertising 71/72 sends a Get or Push again once a "
+         "connection's ApiVersions answer lists them again, within the longer of 5 minutes and "
+         "three PushIntervalMs.", ruling=19, behaviour="E.1",
+         known=(Known("librdkafka 2.5.0+", "conforms at once: a connection that comes up listing "
+                      "71/72 makes its broker the telemetry broker, and a client waiting for one "
+                      "Gets immediately", "src/rdkafka_broker.c (RD_KAFKA_OP_SET_TELEMETRY_BROKER "
+                      f"when a connection comes up); {_RDK} rd_kafka_set_telemetry_broker_maybe"),
+                Known("franz-go v1.22.3", "conforms within 30 s: a Get it cannot send (no broker "
+                      "lists 71/72) fails and is retried 30 s later",
+                      "pkg/kgo/metrics_714.go ('unable to get telemetry subscriptions, retrying "
+                      "in 30s'); measured 27.7 s after 71/72 came back"),
+                Known("Java client 3.7.0-4.0.1, 4.1.0", "conforms, slowly: a Get or Push the "
+                      "connection's versions cannot carry fails in NetworkClient.doSend "
+                      "(UnsupportedVersionException) and the reporter waits "
+                      "DEFAULT_PUSH_INTERVAL_MS (300000 ms) before its next Get",
+                      f"clients/.../NetworkClient.java doSend; {_REPORTER} handleFailedRequest "
+                      "(3.7.0 source; javap of the 3.7.0-4.1.0 jars)"),
+                Known("Java client 4.0.2, 4.1.1+", "violates: that UnsupportedVersionException is "
+                      "not retryable to handleFailedRequest, so the interval becomes "
+                      "Integer.MAX_VALUE and telemetry stays off for good, silently; the "
+                      "KAFKA-19747 change (apache/kafka#20661) brought it",
+                      f"{_REPORTER} handleFailedRequest / isRetryable (javap of the 4.0.2-4.4.0 "
+                      "kafka-clients jars); measured on 4.4.0"))),
     Rule("kip714.client.handshake.instance_id", Level.MUST, "KIP-714", "Client behavior",
          "Subsequent GetTelemetrySubscriptionsRequests must include the ClientInstanceId returned "
          "in the first response, regardless of broker",
@@ -205,9 +235,11 @@ ERRORS = (
          "down, at which time it may choose to reconnect and continue using the same broker, or "
          "switch over to another broker connection",
          "A telemetry request lost to the transport (its connection closed before the answer, or "
-         "no answer within the request timeout) does not end the client's telemetry: it sends a "
-         "Get or Push again, over a new connection if need be, within the longer of 5 minutes "
-         "and three PushIntervalMs.", ruling=17, behaviour="E.1",
+         "no answer within the request timeout), or a broker restart (every connection dropped, "
+         "new ones refused for longer than an interval), does not end the client's telemetry: "
+         "it sends a Get or Push again, over a new connection if need be, within the longer of "
+         "5 minutes and three PushIntervalMs (of the loss, or of the broker serving again).",
+         ruling=17, behaviour="E.1",
          known=(Known("Java client 3.7.0-4.0.1, 4.1.0", "every failed telemetry request, a "
                       "dropped connection or a timeout included, counts as fatal: the interval "
                       "becomes Integer.MAX_VALUE and the client never pushes again",

@@ -96,6 +96,18 @@ RULINGS = (
            "keeps being served, the broker keeps serving others, and the instance's next push "
            "once PushIntervalMs has passed is accepted (MUST). Whether a push sooner than that "
            "is throttled (Apache has already counted the refused one) is not judged."),
+    Ruling(19, "A broker that advertises 71/72 again",
+           "The KIP lets a client send telemetry to 'any connected broker that reports support' "
+           "and to no other, and is silent on a broker that stops reporting it and later reports "
+           "it again, as one does whose metrics reporter is taken off and put back (a rolled "
+           "config, a restart). A client that never asks again is lost to its operators for its "
+           "whole life, though nothing is wrong with it any more. The KIP's own client plans for "
+           "it ('The broker might not support telemetry. Let's sleep for a while before trying "
+           "request again', ClientTelemetryReporter, 5 minutes). So a client should send a Get or "
+           "Push again within ruling 17's bound (the longer of 5 minutes and three "
+           "PushIntervalMs) of the first connection that lists 71/72 again. SHOULD, not MUST: "
+           "unlike a lost request (ruling 17), no release of any client was fixed for it, and "
+           "the KIP's text asks nothing of the client here."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

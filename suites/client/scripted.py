@@ -125,3 +125,12 @@ class ScriptedTelemetry:
 
 
 NULL_INSTANCE_ID = ZERO_UUID
+
+
+def without_telemetry_keys(body: Message) -> Message:
+    """An ApiVersions answer as a broker without a client-metrics receiver gives it: no 71/72."""
+    if body.error_code != 0:
+        return body
+    values = {f.attr: getattr(body, f.attr) for f in body.schema_fields}
+    values["api_keys"] = [k for k in body.api_keys if k.api_key not in TELEMETRY]
+    return type(body)(**values)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from itertools import pairwise
 
 from kconform.codecs.errors import ErrorCode
-from kconform.codecs.schema import Message
 from kconform.codecs.wire import ZERO_UUID, kafka_uuid_str
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
@@ -30,21 +29,18 @@ from kconform.suites.client.helpers import (
     run_client,
     shared_run,
 )
-from kconform.suites.client.scripted import NULL_INSTANCE_ID, ScriptedTelemetry, fail_pushes
+from kconform.suites.client.scripted import (
+    NULL_INSTANCE_ID,
+    ScriptedTelemetry,
+    fail_pushes,
+    without_telemetry_keys,
+)
 from kconform.suites.client.timing import distribution, gaps
 from kconform.suites.client.traffic import API_VERSIONS
 from kconform.suites.client.traffic import GET_TELEMETRY_SUBSCRIPTIONS as GET_SUBSCRIPTIONS
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
 
 BEHAVIOR = "KIP-714 Client behavior"
-
-
-def _without_telemetry_keys(body: Message) -> Message:
-    if body.error_code != 0:
-        return body
-    values = {f.attr: getattr(body, f.attr) for f in body.schema_fields}
-    values["api_keys"] = [k for k in body.api_keys if k.api_key not in TELEMETRY_KEYS]
-    return type(body)(**values)
 
 
 @case(
@@ -66,7 +62,7 @@ async def test_requires_advertisement(
             for_client(
                 client_id,
                 API_VERSIONS,
-                replace_body=_without_telemetry_keys,
+                replace_body=without_telemetry_keys,
                 name="ApiVersions without keys 71/72",
             )
         ]

@@ -47,6 +47,11 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
     # never comes back: waits out the bound (SELFTEST_ENV's 20 s, not ruling 17's 5 minutes)
     "gives_up_on_transport_failure": ("kip714.client.errors.connection_lost", "MUST"),
+    # comes back from a lost push, not from a reconnection refused: waits out the bound too
+    "gives_up_when_refused": ("kip714.client.errors.broker_restarted", "MUST"),
+    "remembers_advertisement": ("kip714.client.handshake.withdrawn", "MUST"),
+    # never comes back either: the readvertised case waits out the same SELFTEST_ENV bound
+    "gives_up_when_unadvertised": ("kip714.client.handshake.readvertised", "SHOULD"),
 }
 BAD = {"MUST": "fail", "SHOULD": "non-strict"}
 SIDE_BY_SIDE = 4  # runs at once
@@ -81,6 +86,14 @@ ESCAPES: dict[str, list[str]] = {
         "kip511.client.unsupported_version.retry_max",  # it advertises a lower version there
         "kip511.client.unsupported_version.retry_v0",
     ],
+    # no connection lists 71/72 there, so it never pushes: only a withdrawal shows what it trusts
+    "remembers_advertisement": ["kip714.client.handshake.requires_advertisement"],
+    "gives_up_when_unadvertised": [
+        "kip714.client.handshake.requires_advertisement",
+        "kip714.client.handshake.withdrawn",  # it sends nothing while they are withdrawn
+        "kip714.client.errors.connection_lost",  # a lost connection it does come back from
+    ],
+    "gives_up_when_refused": ["kip714.client.errors.connection_lost"],  # reconnects at once there
     "app_version": [  # '4.2.7' is well formed: only whose version it is is wrong
         "kip511.client.software_identity",
         "kip511.client.software_identity_apache",
@@ -96,8 +109,9 @@ CONTROL_CASES = sorted(
 )
 
 
-# The lost-push cases' bound for these clients (suites/client/test_errors_transport.py): they
-# come back within seconds or never, so 20 s tells the two apart as 300 s would
+# The lost-push and readvertised cases' bound for these clients (suites/client/
+# test_errors_transport.py, test_handshake_readvertised.py): they come back within seconds or
+# never, so 20 s tells the two apart as 300 s would
 SELFTEST_ENV = {**os.environ, SELFTEST_BOUND_ENV: "20"}
 
 

@@ -68,6 +68,13 @@ class Behaviour:
     # "ignore" it, or leave Python's "default" (the process dies without closing its client)
     sigterm: str = "handle"
     gives_up_on_transport_failure: bool = False  # a lost connection ends its telemetry for good
+    # sends telemetry on a new connection whose ApiVersions lack 71/72, as the first one had them
+    remembers_advertisement: bool = False
+    # a new connection whose ApiVersions lack 71/72 ends its telemetry for good
+    gives_up_when_unadvertised: bool = False
+    # a reconnection that fails (the broker still down) ends its telemetry for good; one that
+    # succeeds at once (a lost push) does not
+    gives_up_when_refused: bool = False
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
@@ -84,6 +91,9 @@ class Client:
         self.connections = 0
         self.bootstrap = ""
         self.pushing = False  # a non-Terminating push awaits its answer
+        self.apis: set[int] = set()  # the API keys its current connection advertised
+        self.given_up = False  # gives_up_when_unadvertised: its telemetry ended for good
+        self.probe_wait = 0.0  # then: seconds between its reconnections (its last interval)
 
     async def connect(self, bootstrap: str) -> bool:
         self.bootstrap = bootstrap
@@ -225,8 +235,23 @@ class Client:
 
     async def telemetry(self) -> None:
         """The KIP-714 client state machine, until cancelled or told to stop; a lost connection
-        is reconnected and telemetry starts again with a Get (ruling 17)."""
+        is reconnected and telemetry starts again with a Get (ruling 17), once a connection
+        advertises 71/72 again (KIP-714 Receiving broker behavior)."""
         while True:
+            if self.given_up or not ({71, 72} <= self.apis or self.b.remembers_advertisement):
+                if self.b.gives_up_when_unadvertised and not self.given_up:
+                    self.out.emit("error", error="telemetry stopped: 71/72 not advertised",
+                                  code="UNSUPPORTED_VERSION", fatal=False)  # fmt: skip
+                    self.probe_wait, self.given_up = self.interval(), True
+                    self.subscription = None
+                # then asks again on a new connection (one that gave up still reconnects, as a
+                # producing client does, and ignores what the new one lists)
+                await asyncio.sleep(self.probe_wait if self.given_up else self.interval())
+                if self.conn is not None:
+                    await self.conn.close()
+                with contextlib.suppress(ConnectionClosed, OSError):
+                    await self.connect(self.bootstrap)
+                continue
             try:
                 await self.subscribed()
                 return
@@ -239,8 +264,14 @@ class Client:
                     self.subscription = None
                     return
             await asyncio.sleep(RECONNECT_BACKOFF)
-            with contextlib.suppress(ConnectionClosed, OSError):
+            try:
                 await self.connect(self.bootstrap)
+            except (ConnectionClosed, OSError) as exc:  # the broker is not back yet: try again
+                if self.b.gives_up_when_refused:
+                    self.out.emit("error", error=f"telemetry stopped: reconnect failed: {exc}",
+                                  code=type(exc).__name__, fatal=False)  # fmt: skip
+                    self.subscription = None
+                    return
 
     async def subscribed(self) -> None:
         """Get, then push each interval, as the last Get's answer says."""
