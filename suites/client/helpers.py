@@ -24,7 +24,7 @@ import getpass
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -180,6 +180,26 @@ async def run_client(
     _describe_run(check, recording)
     require_own_traffic(check, recording)
     return recording
+
+
+async def run_while(
+    check: Check,
+    client: ClientDriver,
+    target: BrokerTarget,
+    director: Coroutine[Any, Any, None],
+    seconds: float,
+    **kwargs: Any,
+) -> Recording:
+    """`run_client` producing for `seconds` while `director` (a task) changes what the broker
+    does: it is cancelled and awaited once the client has run, whatever happened."""
+    task = asyncio.create_task(director)
+    try:
+        return await run_client(
+            check, client, target, Scenario.produce(TOPIC, rate=10.0, seconds=seconds), **kwargs
+        )
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 def skip_after_faults(client: ClientDriver) -> None:

@@ -26,10 +26,10 @@ import pytest
 
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
-from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
-from kconform.suites.client.helpers import POLL, TELEMETRY, TOPIC, for_client, lag_text, run_client
+from kconform.suites.client.helpers import POLL, TELEMETRY, for_client, lag_text, run_while
 from kconform.suites.client.scripted import ScriptedTelemetry
 from kconform.suites.client.timing import RESUME_SLACK, resume_within
 from kconform.suites.client.traffic import TELEMETRY as TELEMETRY_KEYS
@@ -100,16 +100,10 @@ async def test_broker_restarted(
         )
 
     window = (1.5 + DOWN_INTERVALS) * RESTART_INTERVAL_MS / 1000 + RESUME_WITHIN
-    restarter = asyncio.create_task(_restart(scripted, restart, client_target))
-    try:
-        recording = await run_client(
-            check, client, client_target,
-            Scenario.produce(TOPIC, rate=10.0, seconds=window + 2 * RESUME_SLACK),
-            scripted=scripted, injections=injections, until=resumed,
-        )  # fmt: skip
-    finally:
-        restarter.cancel()
-        await asyncio.gather(restarter, return_exceptions=True)
+    recording = await run_while(
+        check, client, client_target, _restart(scripted, restart, client_target),
+        window + 2 * RESUME_SLACK, scripted=scripted, injections=injections, until=resumed,
+    )  # fmt: skip
     traffic = recording.traffic
     check.precondition(
         "a push of the client answered before the broker went down",

@@ -27,17 +27,16 @@ import pytest
 
 from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
-from kconform.fixtures.clients import ClientDriver, Scenario
+from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.client.helpers import (
     POLL,
     TELEMETRY,
-    TOPIC,
     Recording,
     for_client,
     lag_text,
-    run_client,
+    run_while,
     shared_run,
 )
 from kconform.suites.client.scripted import ScriptedTelemetry, without_telemetry_keys
@@ -102,16 +101,10 @@ async def _record(check: Check, client: ClientDriver, target: BrokerTarget) -> R
         )
 
     window = (1.5 + WITHDRAWN_INTERVALS) * WITHDRAWN_INTERVAL_MS / 1000 + RESUME_WITHIN
-    director = asyncio.create_task(_direct(scripted, life, target))
-    try:
-        recording = await run_client(
-            check, client, target,
-            Scenario.produce(TOPIC, rate=10.0, seconds=window + 2 * RESUME_SLACK),
-            scripted=scripted, injections=injections, until=resumed,
-        )  # fmt: skip
-    finally:
-        director.cancel()
-        await asyncio.gather(director, return_exceptions=True)
+    recording = await run_while(
+        check, client, target, _direct(scripted, life, target),
+        window + 2 * RESUME_SLACK, scripted=scripted, injections=injections, until=resumed,
+    )  # fmt: skip
     recording.derived[RECIPE] = life
     return recording
 
