@@ -45,6 +45,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "trusts_advertised_version": ("kip511.client.unsupported_version.no_loop", "SHOULD"),
     "app_version": ("kip511.client.software_version_is_library", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
+    # judged once on its Terminating push alone, which carries the id it kept: it passed
+    "stops_at_null_id": ("kip714.client.handshake.null_id_echo", "MUST"),
     # never comes back: waits out the bound (SELFTEST_ENV's 20 s, not ruling 17's 5 minutes)
     "gives_up_on_transport_failure": ("kip714.client.errors.connection_lost", "MUST"),
     # comes back from a lost push, not from a reconnection refused: waits out the bound too

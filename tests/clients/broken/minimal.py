@@ -75,6 +75,9 @@ class Behaviour:
     # a reconnection that fails (the broker still down) ends its telemetry for good; one that
     # succeeds at once (a lost push) does not
     gives_up_when_refused: bool = False
+    # a Get answered with a Null id ends its telemetry until close, whose Terminating push
+    # still goes out with the id it kept (Java 3.8+: validateClientInstanceId throws)
+    stops_at_null_id: bool = False
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
@@ -200,6 +203,9 @@ class Client:
         body = GetTelemetrySubscriptionsRequest(client_instance_id=self.instance_id)
         response = (await self.conn.request(body, 0)).body
         if response.error_code == 0:
+            nulled = ZERO_UUID == response.client_instance_id != self.instance_id
+            if self.b.stops_at_null_id and nulled:
+                await asyncio.Event().wait()  # stuck until close; the last subscription stays
             if self.instance_id == ZERO_UUID and response.client_instance_id != ZERO_UUID:
                 self.instance_id = response.client_instance_id
             self.previous, self.subscription = self.subscription, response
