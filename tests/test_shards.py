@@ -81,24 +81,24 @@ def test_groups_are_claimed_phase_by_phase_longest_expected_first() -> None:
     assert [g.key for g in claim_order(groups[:1] + groups[2:3], {})] == ["a", "c"]
 
 
-def _claim_all(folder: str, keys: list[str], out: str) -> None:
-    won = [key for key in keys if try_claim(Path(folder), key)]
-    Path(out).write_text("\n".join(won), encoding="utf-8")
+_CLAIM_ALL = """
+import json, sys
+from pathlib import Path
+from kconform.plugin.scheduling import try_claim
+folder, keys, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+Path(out).write_text("\\n".join(k for k in keys if try_claim(Path(folder), k)), encoding="utf-8")
+"""
 
 
 def test_each_group_is_claimed_by_exactly_one_of_several_racing_workers(tmp_path: Path) -> None:
-    import multiprocessing
-
+    # separate interpreters, as pytest-xdist's workers are (and importable however pytest was
+    # started: a spawned multiprocessing child must import this test module, which `pytest`
+    # run from the venv's bin cannot)
     keys = [f"suite.py::test_{i}[subject]" for i in range(300)]
-    context = multiprocessing.get_context("spawn")
-    workers = [
-        context.Process(target=_claim_all, args=(str(tmp_path), keys, str(tmp_path / f"w{i}")))
-        for i in range(4)
-    ]
+    argv = [sys.executable, "-c", _CLAIM_ALL, str(tmp_path), json.dumps(keys)]
+    workers = [subprocess.Popen([*argv, str(tmp_path / f"w{i}")]) for i in range(4)]
     for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(60)
+        assert worker.wait(60) == 0
     won = [
         line
         for i in range(4)
