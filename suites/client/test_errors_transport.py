@@ -12,7 +12,6 @@ and one that comes back at once ends its case early (`run_client(until=...)`).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,14 +30,11 @@ from kconform.suites.client.helpers import (
     run_client,
 )
 from kconform.suites.client.scripted import PushAnswer, ScriptedTelemetry
-from kconform.suites.client.timing import SELFTEST_BOUND_ENV
+from kconform.suites.client.timing import RESUME_SLACK, resume_within
 from kconform.suites.client.traffic import PUSH_TELEMETRY as PUSH
 
 LOST_INTERVAL_MS = 1000
-RESUME_WITHIN = float(
-    os.environ.get(SELFTEST_BOUND_ENV) or max(300.0, 3 * LOST_INTERVAL_MS / 1000)
-)  # ruling 17: the longer of 5 min and 3 intervals
-RESUME_SLACK = 5.0  # seconds past it: a client's timer wakes late on a loaded machine
+RESUME_WITHIN = resume_within(LOST_INTERVAL_MS)  # ruling 17: the longer of 5 min and 3 intervals
 WAITS_THE_BOUND = pytest.mark.kconform_timeout(RESUME_WITHIN + 150)
 """A client that waits (Java 4.1.1: 300 s) or never comes back holds the case past
 --case-timeout's 120 s: at most its start (--client-timeout, 30 s), the window (the bound, the
