@@ -12,7 +12,11 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kconform.codecs.compression import compress
-from kconform.codecs.messages import DescribeConfigsRequest, ProduceRequest
+from kconform.codecs.messages import (
+    DescribeConfigsRequest,
+    ListConfigResourcesRequest,
+    ProduceRequest,
+)
 from kconform.codecs.wire import ZERO_UUID
 from kconform.engine.payloads import receiver_throw_payload
 from kconform.fixtures.reference import MUTANTS, ReferenceBroker, RequestContext, check_mutants
@@ -132,6 +136,14 @@ def config_error(configs: dict[str, str]) -> Callable[[frozenset[str]], object]:
     return run
 
 
+def listed_for_broker_type(m: frozenset[str]) -> object:
+    """What ListConfigResources v1 lists when asked for BROKER (4) only, with a subscription."""
+    s = session(m, subscriptions={"s": {"metrics": "*"}})
+    outcome = s.send(ListConfigResourcesRequest(resource_types=[4]), 1)
+    assert outcome.response_body is not None
+    return sorted(r.resource_type for r in outcome.response_body.config_resources)
+
+
 def described_keys(m: frozenset[str]) -> object:
     """The keys DescribeConfigs v4 lists for a subscription that sets `metrics` only."""
     s = session(m, subscriptions={"s": {"metrics": "*"}})
@@ -230,6 +242,8 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "cache_expiry_ignores_interval": (alive_at_60s, 1),
     "match_not_anchored": (requested({"s": {"metrics": "*", "match": "client_id=app"}}, "my-app-1"),
                            ([], 300000)),
+    "match_absent_selects_none": (requested({"s": {"metrics": "org.a.", "interval.ms": "1000"}}),
+                                  (["org.a."], 1000)),
     "metrics_star_not_collapsed": (requested({"a": {"metrics": "*"}, "b": {"metrics": "org.a."}}),
                                    (["*"], 300000)),
     "interval_not_minimum": (
@@ -238,6 +252,7 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "empty_subscription_pushes_all": (requested({}), ([], 300000)),
     "config_interval_unchecked": (config_error({"interval.ms": "50"}), 42),
     "config_unknown_key_accepted": (config_error({"colour": "red"}), 42),
+    "list_types_ignored": (listed_for_broker_type, []),
     "describe_omits_defaults": (described_keys, ["interval.ms", "match", "metrics"]),
     "software_name_unchecked": (api_versions("kafka_python"), (42, False)),
     "invalid_software_name_closes": (api_versions("-bad"), (42, False)),
