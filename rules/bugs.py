@@ -94,9 +94,5 @@ AWAITING_RULE: tuple[Known, ...] = (
           "per queue, so it is wrong once queues are forwarded",
           "librdkafka CHANGELOG v2.11.0 (issue #5109, PR #5017)", bug="rdk-poll-idle-ratio-wrong",
           fixed_in="2.11.0", rule="kip714.client.payload.values_plausible"),
-    Known("franz-go v1.19.0-v1.21.3", ".rate gauges come out near 1.0 whatever the load, and "
-          ".avg gauges divide the summed latency by the window length rather than the count",
-          "franz-go CHANGELOG v1.21.4 (commit 16e51c5b)", bug="fg-rate-avg-rollups-wrong",
-          fixed_in="v1.21.4", rule="kip714.client.payload.values_plausible"),
 )  # fmt: skip
 """Bugs no rule of the book covers yet, each with the rule it proposes."""

@@ -356,6 +356,17 @@ PAYLOAD = (
          "update)",
          "A client sends only metrics whose names start with a requested prefix.",
          behaviour="E.1"),
+    Rule("kip714.client.payload.averages", Level.MUST, "KIP-714",
+         "Client metrics and metric labels", "Average request latency",
+         "An .avg of a per-request measure is the mean of its window's observations: no more "
+         "than the .max of the same series, no less than that .max over the requests sent.",
+         ruling=20, behaviour="E.1",
+         known=(Known("franz-go v1.19.0-v1.21.3", ".avg gauges divide the window's summed "
+                      "latency by the window's length in milliseconds rather than by the count "
+                      "(and .rate gauges come out near 1.0 whatever the load)",
+                      "franz-go CHANGELOG v1.21.4 (commit 16e51c5b)",
+                      bug="fg-rate-avg-rollups-wrong", fixed_in="v1.21.4",
+                      case="kip714.client.payload.averages"),)),
     Rule("kip714.client.payload.no_duplicates", Level.MUST, "KIP-714",
          "Metrics naming and format", "",
          "A push holds each series once, whatever prefixes the subscription lists: two requested "

@@ -108,6 +108,18 @@ RULINGS = (
            "PushIntervalMs) of the first connection that lists 71/72 again. SHOULD, not MUST: "
            "unlike a lost request (ruling 17), no release of any client was fixed for it, and "
            "the KIP's text asks nothing of the client here."),
+    Ruling(20, "What an .avg and a .max must agree on",
+           "The KIP's tables name each metric's meaning, not its arithmetic: "
+           "node.request.latency.avg is the 'Average request latency', .max the 'Maximum request "
+           "latency', and likewise for throttle time. An average of n observations lies between "
+           "their maximum / n and their maximum, whatever window a client keeps, so a pair "
+           "outside that range is not the quantity the KIP names, and the broker's operators, "
+           "the people the KIP's metrics are for, read a wrong latency. franz-go fixed one such "
+           "average as a bug (v1.21.4: divided by the window's length, not by the count). So for "
+           "a metric observed once per request or response, each pushed .avg is at most its "
+           ".max and at least .max over the requests the client has sent (MUST; 1 ms of slack "
+           "for whole-millisecond maxima). Other averages (a queue time per batch, a ratio) have "
+           "no count the wire shows and are not judged."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

@@ -20,6 +20,7 @@ from kconform.suites.client.helpers import (
     TOPIC,
     Recording,
     baseline_run,
+    client_crash,
     produce,
     require_telemetry,
     run_client,
@@ -41,6 +42,15 @@ PREFIXES = ("org.apache.kafka.producer.node.", "org.apache.kafka.producer.connec
 
 async def _prefix_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
     return await run_client(check, client, target, produce(3.0), metrics=PREFIXES)
+
+
+OTHER_TYPE = ("org.apache.kafka.consumer.",)
+"""A producer's subscription naming only the other client type's metrics."""
+
+
+async def _other_type_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
+    return await run_client(check, client, target, produce(3.0), metrics=OTHER_TYPE,
+                            crash_is_evidence=True)  # fmt: skip
 
 
 async def _empty_prefix_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
@@ -112,6 +122,32 @@ async def test_requested_only(
     expect_rules(check, recording, ("otlp.metric.unrequested",))
     names = sorted({p.name for p in judge(recording).points})
     check.observe("metric names pushed", names)
+
+
+@case(
+    "kip714.client.payload.other_type_only",
+    rules=["kip714.client.payload.requested_only"],
+    title="A producer asked for consumer metrics only pushes none of its producer metrics",
+    spec="KIP-714 Client behavior ('update its internal metrics collection to match the "
+    "received subscription (absolute update)'); Client metrics configuration (prefix match "
+    f"on the full name, client type included); RequestedMetrics {list(OTHER_TYPE)}",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_other_type_only(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    recording = await _other_type_run(check, client, client_target)
+    crash = client_crash(recording.run)  # librdkafka 2.5.0 aborts when nothing matches (#4833)
+    check.precondition(
+        "the client stayed up (kip714.client.handshake.unmatched_tolerated judges a crash)",
+        None, crash, ok=crash is None,
+    )  # fmt: skip
+    # no push at all leaves it not-applicable: kip714.client.handshake.unmatched_empty_push
+    # judges a client that goes quiet when nothing matches
+    expect_rules(check, recording, ("otlp.metric.unrequested",))
+    check.observe("metric names pushed", sorted({p.name for p in judge(recording).points}))
 
 
 @case(

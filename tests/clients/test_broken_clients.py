@@ -47,6 +47,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
     # judged once on its Terminating push alone, which carries the id it kept: it passed
     "stops_at_null_id": ("kip714.client.handshake.null_id_echo", "MUST"),
+    "type_blind_match": ("kip714.client.payload.other_type_only", "MUST"),
+    "avg_over_window": ("kip714.client.payload.averages", "MUST"),
     # never comes back: waits out the bound (SELFTEST_ENV's 20 s, not ruling 17's 5 minutes)
     "gives_up_on_transport_failure": ("kip714.client.errors.connection_lost", "MUST"),
     # comes back from a lost push, not from a reconnection refused: waits out the bound too
@@ -95,7 +97,14 @@ ESCAPES: dict[str, list[str]] = {
         "kip714.client.handshake.withdrawn",  # it sends nothing while they are withdrawn
         "kip714.client.errors.connection_lost",  # a lost connection it does come back from
     ],
-    "gives_up_when_refused": ["kip714.client.errors.connection_lost"],  # reconnects at once there
+    "gives_up_when_refused": ["kip714.client.errors.connection_lost"],
+    # its averages are well-formed gauges of the right names: only their values are wrong
+    "avg_over_window": ["kip714.client.payload.valid_otlp", "kip714.client.payload.metric_types"],
+    # its own type's prefixes and prefixes of no type at all it matches right
+    "type_blind_match": [
+        "kip714.client.payload.requested_only",
+        "kip714.client.handshake.unmatched_empty_push",
+    ],  # reconnects at once there
     "app_version": [  # '4.2.7' is well formed: only whose version it is is wrong
         "kip511.client.software_identity",
         "kip511.client.software_identity_apache",

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import sys
@@ -78,6 +79,8 @@ class Behaviour:
     # a Get answered with a Null id ends its telemetry until close, whose Terminating push
     # still goes out with the id it kept (Java 3.8+: validateClientInstanceId throws)
     stops_at_null_id: bool = False
+    type_blind_match: bool = False  # matches names and prefixes with the client type dropped
+    avg_over_window: bool = False  # an .avg is the sum over the window's ms (franz-go < v1.21.4)
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
@@ -161,7 +164,7 @@ class Client:
                     attributes={"node_id": str(node)},
                 )
                 for node in range(1, self.b.nodes + 1)
-                for kind, value in (("avg", 1.5), ("max", 3.0))
+                for kind, value in (("avg", self.average(1.5)), ("max", 3.0))
             ),
             gauge(f"{p}producer.produce.throttle.time.avg", 0.0, time_unix_nano=now),
             gauge(f"{p}producer.produce.throttle.time.max", 0.0, time_unix_nano=now),
@@ -178,13 +181,22 @@ class Client:
             wanted = [
                 x
                 for x in points
-                if requested == ["*"] or any(x.name.startswith(prefix) for prefix in requested)
+                if requested == ["*"] or any(self.matches(x.name, prefix) for prefix in requested)
             ]
         if not wanted and self.b.aborts_when_unmatched:  # librdkafka 2.5.0, #4833
             os.abort()
         resource = {"host.name": socket.gethostname()} if self.b.hostname_attribute else {}
         self.last_push_ns = now
         return build_metrics_data(wanted, resource_attributes=resource)
+
+    def average(self, mean: float) -> float:
+        return 2 * mean / (self.interval() * 1000) if self.b.avg_over_window else mean
+
+    def matches(self, name: str, prefix: str) -> bool:
+        if self.b.type_blind_match:  # "org.apache.kafka.consumer.x" as "org.apache.kafka.x"
+            name, prefix = (re.sub(r"^(org\.apache\.kafka\.)(producer|consumer)\.", r"\1", t)
+                            for t in (name, prefix))  # fmt: skip
+        return name.startswith(prefix)
 
     def payload_metrics(self) -> int:
         """How many metrics its subscription matches (the payload's metric count)."""
