@@ -59,29 +59,7 @@ RULES = (
                       "retries straight at ApiVersions v0, with no name or version (and leaks "
                       "the reset connection)", "franz-go CHANGELOG v1.21.4 (commit c0f89d33)",
                       bug="fg-reset-retry-drops-to-v0", fixed_in="v1.21.4",
-                      case="kip511.client.software_identity",
-                      missed="Affected v1.19.4-v1.21.3; measured affected v1.19.5, v1.20.7, "
-                      "v1.21.3. "
-                      "kip511.client.software_identity judges the baseline producer run against "
-                      "the reference, where no connection is ever reset, and it passes on "
-                      "v1.21.3. The bug's trigger is an ECONNRESET while reading the ApiVersions "
-                      "answer: (*brokerCxn).requestAPIVersions returns errApiVersionsReset only "
-                      "for a syscall.ECONNRESET (broker.go line 797 v1.19.5, 809 v1.20.7, 852 "
-                      "v1.21.3; connreset_unix.go isConnReset); (*broker).loadConnection then "
-                      "does `if tries < 3 { tries++; goto doConnect }` and doConnect increments "
-                      "tries again (v1.21.3 lines 591-594 and 621-624; 553-556/583-586 v1.19.5; "
-                      "571-574/601-604 v1.20.7), so the very next attempt has tries == 3 and "
-                      "requestAPIVersions pins `maxVersion = 0` (`if tries >= 3`, line "
-                      "767/778/821): ApiVersions v0 with no name or version, and the reset "
-                      "connection is not closed. kconform cannot produce that trigger today: the "
-                      "case installs no injection, and the proxy's `close` ends a session "
-                      "gracefully (fixtures/proxy/server.py _close_after_owed; no transport abort "
-                      "anywhere in fixtures/), which franz-go reads as io.EOF (ErrFirstReadEOF), "
-                      "not a reset. A catching case needs an RST (SO_LINGER 0 / "
-                      "transport.abort()) on a connection's first ApiVersions and then checks the "
-                      "retry's version. Note: the case does fail on v1.19.5 and v1.20.7, but for "
-                      "fg-apiversions-first-connection-only (a connection with no ApiVersions at "
-                      "all), not for this bug."),
+                      case="kip511.client.software_identity_after_reset"),
                 Known("franz-go v1.0.0-v1.20.7", "only the first connection to a broker opens with "
                       "ApiVersions, so the broker sees later connections as software 'unknown' "
                       "and name/version selectors miss them", "franz-go CHANGELOG v1.21.0 (commit "
@@ -196,26 +174,5 @@ RULES = (
                       "INVALID_REQUEST for its name counts as success and shows later as io.EOF "
                       "retries", "franz-go commit 582e0f21 (PR #1381; CHANGELOG v1.21.6)",
                       bug="fg-apiversions-error-code-ignored", fixed_in="v1.21.6",
-                      case="kip511.client.invalid_request",
-                      missed="Affected (record) up to v1.21.x; measured affected v1.19.5, v1.20.7, "
-                      "v1.21.3, v1.21.4 (and v1.21.7 by the record). "
-                      "kip511.client.invalid_request answers ApiVersions v3+ with INVALID_REQUEST "
-                      "and an empty ApiKeys table (as Apache does), and on the affected releases "
-                      "(*brokerCxn).requestAPIVersions, which reads only rawResp[1] == 35 and "
-                      "never the error code, still fails the connection, for another reason: its "
-                      "shape check `if len(resp.ApiKeys) == 0 { return errors.New(\"ApiVersions "
-                      "response invalidly contained no ApiKeys\") }` (broker.go line 841 v1.19.5, "
-                      "856 v1.20.7, 899 v1.21.3, 1076 v1.21.4), after which loadConnection closes "
-                      "the connection and the error reaches the driver. So all three checks pass: "
-                      "no request after the refusal on that connection, 1.0 ApiVersions/s, and an "
-                      "error reported (observed: 'ApiVersions response invalidly contained no "
-                      "ApiKeys' on v1.19.5-v1.21.4 against 'INVALID_REQUEST: ...' on v1.21.7 and "
-                      "v1.22.3). The bug's trigger is a rejection that carries a non-empty "
-                      "ApiKeys table (then the versions are stored and the client goes on, later "
-                      "seeing io.EOF once the broker hangs up), or a check that the reported "
-                      "error names INVALID_REQUEST; the case has neither. Record correction from "
-                      "source: v1.21.7 has the fix (`if !sawUnsupportedVersion { if err := "
-                      "kerr.ErrorForCode(resp.ErrorCode) ...`, broker.go lines 1083-1086; "
-                      "CHANGELOG v1.21.6 lists 582e0f21), so it is fixed in v1.21.6, not "
-                      "'unfixed', and v1.21.7 is not affected."),)),
+                      case="kip511.client.invalid_request_with_keys"),)),
 )  # fmt: skip

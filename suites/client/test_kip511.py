@@ -10,6 +10,7 @@ Interfaces" (ClientSoftwareVersion is "The version of the client", ruling 16), "
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kconform.codecs.errors import ErrorCode
 from kconform.codecs.messages import ApiVersionsResponse
@@ -90,6 +91,39 @@ async def test_software_identity(
 
 
 @case(
+    "kip511.client.software_identity_after_reset",
+    rules=["kip511.client.software_identity"],
+    title="A connection reset at the first ApiVersions: the next connection still sends v3+ with "
+    "name and version",
+    spec=f"{IDENTITY}; KIP-511 Proposed Changes (the client goes below v3 on an "
+    "UNSUPPORTED_VERSION answer, which a lost connection is not); franz-go CHANGELOG v1.21.4",
+    level=Level.MUST,
+    kind="client",
+)
+async def test_software_identity_after_reset(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    reset: list[Injection] = []
+
+    def injections(client_id: str) -> list[Injection]:
+        name = "the first ApiVersions: connection reset (TCP RST)"
+        reset.append(for_client(client_id, API_VERSIONS, reset=True, times=1, name=name))
+        return reset
+
+    recording = await run_client(check, client, client_target, Scenario.idle(seconds=3.0),
+                                 metrics=None, injections=injections)  # fmt: skip
+    fired = sum(i.fired for i in reset)
+    connections = len(_identities(recording.traffic))
+    check.precondition(
+        "a connection reset at its first ApiVersions, then another connection of the client",
+        ">= 1 reset and >= 2 connections",
+        f"{fired} reset, {connections} connections",
+        ok=fired >= 1 and connections >= 2,
+    )
+    _judge_identity(check, recording, KIP_PATTERN)
+
+
+@case(
     "kip511.client.software_identity_apache",
     rules=["kip511.client.software_identity_apache"],
     title="ClientSoftwareName/Version also match Apache's stricter pattern (interoperability)",
@@ -148,38 +182,59 @@ async def test_software_version_is_library(
     )
 
 
+INVALID = (
+    "KIP-511 Validation ('When the client receives an INVALID_REQUEST, it must error out "
+    "and to close the connection and log the error')"
+)
+
+
 @case(
     "kip511.client.invalid_request",
     rules=["kip511.client.invalid_request"],
     title="On INVALID_REQUEST the client errors out, closes the connection, and does not loop",
-    spec="KIP-511 Validation ('When the client receives an INVALID_REQUEST, it must error out "
-    "and to close the connection and log the error'); §B.1 (v0-v2 are always valid)",
+    spec=f"{INVALID}; §B.1 (v0-v2 are always valid)",
     level=Level.MUST,
     kind="client",
 )
 async def test_invalid_request(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
+    await _judge_invalid_request(check, client, client_target, keep_keys=False)
+
+
+@case(
+    "kip511.client.invalid_request_with_keys",
+    rules=["kip511.client.invalid_request"],
+    title="INVALID_REQUEST with the broker's ApiKeys table still attached is still a refusal",
+    spec=f"{INVALID} (whatever else the response holds); franz-go CHANGELOG v1.21.6 (PR #1381)",
+    level=Level.MUST,
+    kind="client",
+)
+async def test_invalid_request_with_keys(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    await _judge_invalid_request(check, client, client_target, keep_keys=True)
+
+
+async def _judge_invalid_request(
+    check: Check, client: ClientDriver, target: BrokerTarget, *, keep_keys: bool
+) -> None:
+    """Answer every ApiVersions v3+ INVALID_REQUEST, with Apache's empty ApiKeys table or (
+    `keep_keys`) the broker's own, so a client that reads only the table goes on."""
+
     def injections(client_id: str) -> list[Injection]:
-        body = ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, throttle_time_ms=0)
-        return [
-            for_client(
-                client_id,
-                API_VERSIONS,
-                predicate=lambda r: r.api_version >= 3,
-                respond=Respond(body),
-                name="ApiVersions v3+ INVALID_REQUEST",
-            )
-        ]
+        refusal: dict[str, Any] = {"predicate": lambda r: r.api_version >= 3}
+        if keep_keys:  # the broker's own answer, its error code changed
+            refusal.update(error_code=ErrorCode.INVALID_REQUEST,
+                           name="ApiVersions v3+ INVALID_REQUEST, ApiKeys kept")  # fmt: skip
+        else:
+            body = ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, throttle_time_ms=0)
+            refusal.update(respond=Respond(body), name="ApiVersions v3+ INVALID_REQUEST")
+        return [for_client(client_id, API_VERSIONS, **refusal)]
 
     seconds = 3.0
     recording = await run_client(
-        check,
-        client,
-        client_target,
-        Scenario.idle(seconds=seconds),
-        metrics=None,
-        injections=injections,
+        check, client, target, Scenario.idle(seconds=seconds), metrics=None, injections=injections
     )
     traffic = recording.traffic
     refused = [e for e in traffic.of(API_VERSIONS) if e.error_code == ErrorCode.INVALID_REQUEST]

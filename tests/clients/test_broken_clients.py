@@ -44,6 +44,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "downgrade_loop": ("kip511.client.unsupported_version.retry_max", "MUST"),
     "trusts_advertised_version": ("kip511.client.unsupported_version.no_loop", "SHOULD"),
     "app_version": ("kip511.client.software_version_is_library", "MUST"),
+    "v0_after_reset": ("kip511.client.software_identity_after_reset", "MUST"),
+    "ignores_apiversions_error": ("kip511.client.invalid_request_with_keys", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
     # judged once on its Terminating push alone, which carries the id it kept: it passed
     "stops_at_null_id": ("kip714.client.handshake.null_id_echo", "MUST"),
@@ -105,6 +107,9 @@ ESCAPES: dict[str, list[str]] = {
         "kip714.client.payload.requested_only",
         "kip714.client.handshake.unmatched_empty_push",
     ],  # reconnects at once there
+    "v0_after_reset": ["kip511.client.software_identity"],  # no connection is reset there
+    # Apache's refusal has an empty key table, which it does not take for success
+    "ignores_apiversions_error": ["kip511.client.invalid_request"],
     "app_version": [  # '4.2.7' is well formed: only whose version it is is wrong
         "kip511.client.software_identity",
         "kip511.client.software_identity_apache",

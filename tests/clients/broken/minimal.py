@@ -20,7 +20,8 @@ import socket
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+
+from minimal_behaviour import Behaviour
 
 from kconform.codecs.compression import compress
 from kconform.codecs.messages import (
@@ -33,56 +34,14 @@ from kconform.codecs.wire import ZERO_UUID
 from kconform.fixtures.clients.contract import EventWriter, parse_command_line
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, RequestTimeout
 
+__all__ = ["Behaviour", "main"]
+
 MAX_API_VERSIONS = 4
 SUPPORTED_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy
 DEFAULT_INTERVAL_MS = 300_000
 RECONNECT_BACKOFF = 0.1  # seconds before it reconnects after losing its connection
 UNSUPPORTED_VERSION, INVALID_REQUEST, INVALID_RECORD = 35, 42, 87
 UNKNOWN_SUBSCRIPTION_ID, UNSUPPORTED_COMPRESSION_TYPE, TELEMETRY_TOO_LARGE = 117, 76, 118
-
-
-@dataclass(frozen=True)
-class Behaviour:
-    """Defects, one per script; all off is the well-behaved client."""
-
-    no_terminating_push: bool = False
-    # with a push unanswered at close, no final push (Java 3.7.0-3.8.0 producer, KAFKA-17731)
-    no_terminating_push_in_flight: bool = False
-    two_terminating_pushes: bool = False
-    zero_first_push_delay: bool = False
-    metric_prefix: str = "org.apache.kafka."
-    non_monotonic_sum: bool = False
-    hostname_attribute: bool = False
-    downgrade_loop: bool = False
-    trusts_advertised_version: bool = False  # retries at any advertised version, even no lower
-    ignores_unknown_subscription: bool = False
-    per_prefix_matches: bool = False  # a metric once per requested prefix it matches
-    aborts_when_unmatched: bool = False  # dies (SIGABRT) on a subscription matching nothing
-    silent_when_unmatched: bool = False  # pushes nothing while its subscription matches nothing
-    null_when_unmatched: bool = False  # a null Metrics while its subscription matches nothing
-    own_client_id: str | None = None  # sent instead of the client.id it is given
-    start_delay: float = 0.0  # seconds before its first request (a JVM starting on a busy machine)
-    # not defects: ways a correct client may differ
-    nodes: int = 1  # brokers its node-level latency gauges describe (more: payloads past 1000 B)
-    terminates_under_previous_subscription: bool = False  # its close raced the last Get's answer
-    # driver faults (the contract, not the client): "handle" SIGTERM as the contract says,
-    # "ignore" it, or leave Python's "default" (the process dies without closing its client)
-    sigterm: str = "handle"
-    gives_up_on_transport_failure: bool = False  # a lost connection ends its telemetry for good
-    # sends telemetry on a new connection whose ApiVersions lack 71/72, as the first one had them
-    remembers_advertisement: bool = False
-    # a new connection whose ApiVersions lack 71/72 ends its telemetry for good
-    gives_up_when_unadvertised: bool = False
-    # a reconnection that fails (the broker still down) ends its telemetry for good; one that
-    # succeeds at once (a lost push) does not
-    gives_up_when_refused: bool = False
-    # a Get answered with a Null id ends its telemetry until close, whose Terminating push
-    # still goes out with the id it kept (Java 3.8+: validateClientInstanceId throws)
-    stops_at_null_id: bool = False
-    type_blind_match: bool = False  # matches names and prefixes with the client type dropped
-    avg_over_window: bool = False  # an .avg is the sum over the window's ms (franz-go < v1.21.4)
-    software_name: str = "kconform-minimal"  # its ClientSoftwareName
-    software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
 
 
 class Client:
@@ -100,8 +59,9 @@ class Client:
         self.apis: set[int] = set()  # the API keys its current connection advertised
         self.given_up = False  # gives_up_when_unadvertised: its telemetry ended for good
         self.probe_wait = 0.0  # then: seconds between its reconnections (its last interval)
+        self.resets = 0  # connections reset at their ApiVersions
 
-    async def connect(self, bootstrap: str) -> bool:
+    async def connect(self, bootstrap: str, version: int = MAX_API_VERSIONS) -> bool:
         self.bootstrap = bootstrap
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
         self.conn = await KafkaConnection.open(
@@ -111,14 +71,21 @@ class Client:
             timeout=int(self.config.get("request.timeout.ms", "30000")) / 1000,
         )
         self.connections += 1
-        version, tries = MAX_API_VERSIONS, 0
+        tries = 0
         while True:
             tries += 1
             request = ApiVersionsRequest(
                 client_software_name=self.b.software_name,
                 client_software_version=self.b.software_version,
             )
-            response = (await self.conn.request(request, version)).body
+            try:
+                response = (await self.conn.request(request, version)).body
+            except (ConnectionClosed, OSError):  # reset at ApiVersions: a new connection, once
+                if self.resets:
+                    raise
+                self.resets += 1
+                await self.conn.close()
+                return await self.connect(bootstrap, 0 if self.b.v0_after_reset else version)
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
                 if self.b.downgrade_loop:
                     await asyncio.sleep(0.05)  # ignores the advertised versions: tries again
@@ -130,7 +97,9 @@ class Client:
                 else:  # only a lower version can be answered (ruling 15); else v0
                     version = hint if 0 <= hint < version else 0
                 continue
-            if response.error_code != 0:
+            if response.error_code != 0 and not (
+                self.b.ignores_apiversions_error and response.api_keys
+            ):
                 self.out.emit(
                     "error",
                     error=f"ApiVersions error {response.error_code}",
