@@ -252,6 +252,20 @@ ERRORS = (
                       "DEFAULT_PUSH_INTERVAL_MS (300000 ms) whatever PushIntervalMs says",
                       f"{_REPORTER} handleFailedRequest / isRetryable (javap of the 4.0.2 and "
                       "4.1.1 kafka-clients jars)"))),
+    Rule("kip714.client.follows_metadata", Level.MUST, "KIP-714", "Connection selection",
+         "at which time it may choose to reconnect and continue using the same broker, or "
+         "switch over to another broker connection",
+         "Once a Metadata answer has given a broker a new address, the client opens no "
+         "connection to that broker's old one: telemetry reconnects to the broker where "
+         "Metadata says it is now, or to another broker.",
+         ruling=21, behaviour="E.1",
+         known=(Known("Java client 3.7.0-4.2.0, 4.3.x", "the telemetry sender keeps the Node it "
+                      "picked, so once that broker's address changes it reconnects to the old "
+                      "address (NetworkClient.TelemetrySender.maybeUpdate: initiateConnect with "
+                      "the stored Node)", "KAFKA-20393 (apache/kafka#21983)",
+                      bug="java-telemetry-sticky-node-stale-address",
+                      fixed_in="4.2.1, 4.4.0 (no 4.3 backport)",
+                      case="kip714.client.follows_metadata"),)),
 )  # fmt: skip
 
 TERMINATION = (

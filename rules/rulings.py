@@ -120,6 +120,18 @@ RULINGS = (
            ".max and at least .max over the requests the client has sent (MUST; 1 ms of slack "
            "for whole-millisecond maxima). Other averages (a queue time per batch, a ratio) have "
            "no count the wire shows and are not judged."),
+    Ruling(21, "Where a broker is, once it has moved",
+           "A Kafka client learns where each broker listens from Metadata alone (and from its "
+           "bootstrap list before the first answer). 'Connection selection' lets a client whose "
+           "telemetry connection went down 'reconnect and continue using the same broker'. A "
+           "broker is its node id at the address the cluster gives for it now: once a broker "
+           "has come back elsewhere (a replaced Kubernetes pod, a new advertised listener), its "
+           "old address may serve another broker or nothing, and a client that goes there "
+           "sends its telemetry to the wrong broker or loses it (KIP-1242 is about such "
+           "misrouted connections). Apache fixed its client for doing so as a bug (KAFKA-20393, "
+           "4.2.1 and 4.4.0). So once a Metadata answer has given a broker a new address, the "
+           "client opens no connection to the old one (MUST). A connection begun within 250 ms "
+           "of that answer is not counted: the client may not have read it yet."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

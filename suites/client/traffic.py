@@ -22,8 +22,9 @@ from kconform.engine.check import present
 from kconform.errors import HarnessDefect
 from kconform.fixtures.wirelog import WireEntry
 
-API_VERSIONS, GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 18, 71, 72
+METADATA, API_VERSIONS, GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 3, 18, 71, 72
 TELEMETRY = (GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY)
+NAMES = {METADATA: "Metadata", API_VERSIONS: "ApiVersions", 71: "Get", 72: "Push"}
 MAX_DECOMPRESSED = 64 * 1024 * 1024
 MAX_ENTRIES = 50_000  # a request storm is judged by its count, not decoded frame by frame
 _BROKER = re.compile(r"->broker (-?\d+)")
@@ -66,7 +67,7 @@ class Exchange:
         return raw if kind == 0 else decompress(raw, kind, max_size=MAX_DECOMPRESSED)
 
     def __str__(self) -> str:
-        name = {18: "ApiVersions", 71: "Get", 72: "Push"}.get(self.api_key, f"api {self.api_key}")
+        name = NAMES.get(self.api_key, f"api {self.api_key}")
         return f"{name} v{self.api_version} on {self.connection.split()[0]} at {self.sent:.3f}"
 
 
@@ -189,7 +190,7 @@ def first_request_at(entries: Iterable[WireEntry], client_id: str) -> float | No
 
 
 def _response(entry: WireEntry, exchange: Exchange) -> Message | None:
-    if exchange.api_key not in (API_VERSIONS, *TELEMETRY):
+    if exchange.api_key not in (METADATA, API_VERSIONS, *TELEMETRY):
         return None
     try:
         _, body, _ = decode_response(

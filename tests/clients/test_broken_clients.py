@@ -51,6 +51,7 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "stops_at_null_id": ("kip714.client.handshake.null_id_echo", "MUST"),
     "type_blind_match": ("kip714.client.payload.other_type_only", "MUST"),
     "avg_over_window": ("kip714.client.payload.averages", "MUST"),
+    "stale_address": ("kip714.client.follows_metadata", "MUST"),
     # never comes back: waits out the bound (SELFTEST_ENV's 20 s, not ruling 17's 5 minutes)
     "gives_up_on_transport_failure": ("kip714.client.errors.connection_lost", "MUST"),
     # comes back from a lost push, not from a reconnection refused: waits out the bound too
@@ -100,6 +101,8 @@ ESCAPES: dict[str, list[str]] = {
         "kip714.client.errors.connection_lost",  # a lost connection it does come back from
     ],
     "gives_up_when_refused": ["kip714.client.errors.connection_lost"],
+    # the broker it first used is still where it was there: only a move shows what it keeps
+    "stale_address": ["kip714.client.errors.connection_lost"],
     # its averages are well-formed gauges of the right names: only their values are wrong
     "avg_over_window": ["kip714.client.payload.valid_otlp", "kip714.client.payload.metric_types"],
     # its own type's prefixes and prefixes of no type at all it matches right

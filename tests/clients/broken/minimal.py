@@ -27,6 +27,7 @@ from kconform.codecs.compression import compress
 from kconform.codecs.messages import (
     ApiVersionsRequest,
     GetTelemetrySubscriptionsRequest,
+    MetadataRequest,
     PushTelemetryRequest,
 )
 from kconform.codecs.otlp import build_metrics_data, counter, gauge
@@ -60,10 +61,38 @@ class Client:
         self.given_up = False  # gives_up_when_unadvertised: its telemetry ended for good
         self.probe_wait = 0.0  # then: seconds between its reconnections (its last interval)
         self.resets = 0  # connections reset at their ApiVersions
+        self.first_address = ""  # where its first connection went
+        self.brokers: list[str] = []  # where the last Metadata answer says the brokers are
 
-    async def connect(self, bootstrap: str, version: int = MAX_API_VERSIONS) -> bool:
+    async def reconnect(self) -> None:
+        """A connection to where Metadata last said the brokers are (the bootstrap list before
+        any answer), the first that answers; then Metadata again, as clients refresh it after
+        losing a connection. Raises the last failure when none answers."""
+        failure: Exception = ConnectionClosed("no broker address answered")
+        for address in dict.fromkeys([*self.brokers, *self.bootstrap.split(",")]):
+            try:
+                await self.connect(self.bootstrap, address=address)
+                break
+            except (ConnectionClosed, OSError) as exc:
+                failure = exc
+        else:
+            raise failure
+        assert self.conn is not None
+        answer = (await self.conn.request(MetadataRequest(topics=[]), 9)).body
+        nodes = sorted(answer.brokers, key=lambda b: b.node_id)
+        self.brokers = [f"{b.host}:{b.port}" for b in nodes]
+        if self.b.stale_address and self.first_address not in self.brokers:
+            await asyncio.sleep(self.interval())  # its next push is due: where it first went
+            await self.conn.close()
+            await self.connect(self.bootstrap, address=self.first_address)
+
+    async def connect(
+        self, bootstrap: str, version: int = MAX_API_VERSIONS, address: str = ""
+    ) -> bool:
         self.bootstrap = bootstrap
-        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        address = address or bootstrap.split(",")[0]
+        self.first_address = self.first_address or address
+        host, port = address.rsplit(":", 1)
         self.conn = await KafkaConnection.open(
             host,
             int(port),
@@ -85,7 +114,8 @@ class Client:
                     raise
                 self.resets += 1
                 await self.conn.close()
-                return await self.connect(bootstrap, 0 if self.b.v0_after_reset else version)
+                version = 0 if self.b.v0_after_reset else version
+                return await self.connect(bootstrap, version, address)
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
                 if self.b.downgrade_loop:
                     await asyncio.sleep(0.05)  # ignores the advertised versions: tries again
@@ -237,7 +267,7 @@ class Client:
                 if self.conn is not None:
                     await self.conn.close()
                 with contextlib.suppress(ConnectionClosed, OSError):
-                    await self.connect(self.bootstrap)
+                    await self.reconnect()
                 continue
             try:
                 await self.subscribed()
@@ -252,7 +282,7 @@ class Client:
                     return
             await asyncio.sleep(RECONNECT_BACKOFF)
             try:
-                await self.connect(self.bootstrap)
+                await self.reconnect()
             except (ConnectionClosed, OSError) as exc:  # the broker is not back yet: try again
                 if self.b.gives_up_when_refused:
                     self.out.emit("error", error=f"telemetry stopped: reconnect failed: {exc}",

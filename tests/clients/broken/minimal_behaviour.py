@@ -48,5 +48,8 @@ class Behaviour:
     v0_after_reset: bool = False  # retries ApiVersions at v0 after a reset (franz-go < v1.21.4)
     type_blind_match: bool = False  # matches names and prefixes with the client type dropped
     avg_over_window: bool = False  # an .avg is the sum over the window's ms (franz-go < v1.21.4)
+    # after a lost connection, goes back to the address it first used once its next push is
+    # due, though Metadata gives that broker another (Java < 4.2.1, KAFKA-20393)
+    stale_address: bool = False
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
