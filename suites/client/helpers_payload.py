@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
@@ -24,17 +24,32 @@ from kconform.suites.client.helpers import (
     run_client,
     shared_run,
 )
-from kconform.suites.client.traffic import payload_or_error
+from kconform.suites.client.traffic import Exchange, payload_or_error
+
+
+@dataclass(frozen=True)
+class PushPoints:
+    """One readable push's points, numbered as `Judged.violations` number them."""
+
+    number: int
+    push: Exchange
+    points: list[MetricPoint]
 
 
 @dataclass
 class Judged:
-    """A recording's pushes, validated: violations per push, and every point seen."""
+    """A recording's pushes, validated: violations per push, and the points of each readable one
+    (a case that reads them per push does not decode the pushes again)."""
 
     violations: list[tuple[int, Any]]  # (push number, Violation)
     unreadable: list[str]
-    points: list[MetricPoint]
     pushes: int
+    per_push: list[PushPoints] = field(default_factory=list)
+
+    @property
+    def points(self) -> list[MetricPoint]:
+        """Every point of every readable push, in push order."""
+        return [p for push in self.per_push for p in push.points]
 
 
 def judge(recording: Recording) -> Judged:
@@ -44,7 +59,7 @@ def judge(recording: Recording) -> Judged:
         return judged_before
     violations: list[tuple[int, Any]] = []
     unreadable: list[str] = []
-    points: list[MetricPoint] = []
+    per_push: list[PushPoints] = []
     previous: list[MetricPoint] | None = None
     private = recording.private_values()
     pushes = [e for e in recording.traffic.pushes if e.request is not None]
@@ -67,9 +82,9 @@ def judge(recording: Recording) -> Judged:
         )
         violations.extend((number, v) for v in found)
         current = flatten(data)
-        points.extend(current)
+        per_push.append(PushPoints(number, push, current))
         previous = current or previous
-    judged = Judged(violations, unreadable, points, len(pushes))
+    judged = Judged(violations, unreadable, len(pushes), per_push)
     recording.derived["judged"] = judged
     return judged
 

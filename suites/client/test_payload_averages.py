@@ -11,10 +11,11 @@ late, its average came out near 50 ms x requests / 2000, far below max / n.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 
-from kconform.codecs.otlp import MetricPoint, OtlpDecodeError, flatten, parse_metrics_data
+from kconform.codecs.otlp import MetricPoint
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver
@@ -28,7 +29,7 @@ from kconform.suites.client.helpers import (
     require_telemetry,
     run_client,
 )
-from kconform.suites.client.traffic import payload_or_error
+from kconform.suites.client.helpers_payload import judge
 
 PER_REQUEST = (
     "org.apache.kafka.producer.node.request.latency",
@@ -83,21 +84,16 @@ async def test_averages(client: ClientDriver, client_target: BrokerTarget, check
     require_telemetry(check, recording)
     sent = sorted(e.sent for e in recording.traffic.exchanges)
     judged, wrong, shown = 0, list[str](), list[str]()
-    for number, push in enumerate(recording.traffic.pushes, 1):
-        payload, _ = payload_or_error(push)
-        try:  # an unreadable payload is kip714.client.payload.valid_otlp's to judge
-            points = flatten(parse_metrics_data(payload)) if payload is not None else []
-        except OtlpDecodeError:
-            continue
-        requests = sum(1 for when in sent if when <= push.sent)
-        for (base, attrs), stats in sorted(_series(points).items()):
+    # an unreadable payload is kip714.client.payload.valid_otlp's to judge: judge() leaves it out
+    for pushed in judge(recording).per_push:
+        requests = bisect.bisect_right(sent, pushed.push.sent)  # those sent by the push's time
+        for (base, attrs), stats in sorted(_series(pushed.points).items()):
             avg, top = stats.get("avg"), stats.get("max")
             if avg is None or top is None or not (math.isfinite(avg) and math.isfinite(top)):
                 continue
             judged += top > 0
-            name = f"push {number}: {base.rsplit('.', 2)[-2]}.{base.rsplit('.', 1)[-1]}" + (
-                f"{{{attrs}}}" if attrs else ""
-            )
+            short = ".".join(base.split(".")[-2:])  # request.latency, throttle.time
+            name = f"push {pushed.number}: {short}" + (f"{{{attrs}}}" if attrs else "")
             if len(shown) < 8 and top > 0:
                 shown.append(f"{name} avg {avg:g} max {top:g}, {requests} requests sent")
             if avg > top * (1 + 1e-9) + 1e-9:
