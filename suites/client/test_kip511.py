@@ -29,9 +29,13 @@ KIP_PATTERN = re.compile(r"[.\-_a-zA-Z0-9]+")
 IDENTITY = "KIP-511 Proposed Changes (clients provide name and version, ApiVersionsRequest v3)"
 
 
-def _identities(traffic: Traffic) -> list[tuple[str, int | None, str | None, str | None]]:
+Identity = tuple[str, int | None, str | None, str | None]
+"""(connection, ApiVersions version, ClientSoftwareName, ClientSoftwareVersion)."""
+
+
+def _identities(traffic: Traffic) -> list[Identity]:
     """(connection, version, name, version string) of each connection's first ApiVersions."""
-    out: list[tuple[str, int | None, str | None, str | None]] = []
+    out: list[Identity] = []
     for connection in traffic.connections():
         first = next((e for e in traffic.on(connection) if e.api_key == API_VERSIONS), None)
         if first is None or first.request is None:
@@ -51,8 +55,9 @@ def _identities(traffic: Traffic) -> list[tuple[str, int | None, str | None, str
     return out
 
 
-def _judge_identity(check: Check, recording: Recording, pattern: re.Pattern[str]) -> None:
-    identities = _identities(recording.traffic)
+def _judge_identity(check: Check, identities: list[Identity], pattern: re.Pattern[str]) -> None:
+    """`identities`: `_identities` of the run, computed once by the caller (which may need them
+    for a precondition of its own)."""
     check.precondition(
         "connections on which the client's requests carried its client.id",
         ">= 1",
@@ -87,7 +92,8 @@ def _judge_identity(check: Check, recording: Recording, pattern: re.Pattern[str]
 async def test_software_identity(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    _judge_identity(check, await baseline_run(check, client, client_target), KIP_PATTERN)
+    recording = await baseline_run(check, client, client_target)
+    _judge_identity(check, _identities(recording.traffic), KIP_PATTERN)
 
 
 @case(
@@ -113,14 +119,15 @@ async def test_software_identity_after_reset(
     recording = await run_client(check, client, client_target, Scenario.idle(seconds=3.0),
                                  metrics=None, injections=injections)  # fmt: skip
     fired = sum(i.fired for i in reset)
-    connections = len(_identities(recording.traffic))
+    identities = _identities(recording.traffic)
+    connections = len(identities)
     check.precondition(
         "a connection reset at its first ApiVersions, then another connection of the client",
         ">= 1 reset and >= 2 connections",
         f"{fired} reset, {connections} connections",
         ok=fired >= 1 and connections >= 2,
     )
-    _judge_identity(check, recording, KIP_PATTERN)
+    _judge_identity(check, identities, KIP_PATTERN)
 
 
 @case(
@@ -136,7 +143,7 @@ async def test_software_identity_apache(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     recording = await baseline_run(check, client, client_target)
-    _judge_identity(check, recording, SOFTWARE_NAME_VERSION_PATTERN)
+    _judge_identity(check, _identities(recording.traffic), SOFTWARE_NAME_VERSION_PATTERN)
 
 
 def _version_tokens(text: str) -> set[str]:
