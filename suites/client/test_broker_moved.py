@@ -22,7 +22,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from kconform.engine.check import Check
+from kconform.engine.check import Check, present
 from kconform.engine.model import Level, case
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.proxy.injections import Injection
@@ -80,22 +80,20 @@ async def _move_telemetry_broker(
     proxy.drop_connections(client_id[0], f"dropped: broker {node} moved to {move.new}", node)
 
 
-def _told_at(traffic: Traffic, move: Move) -> Exchange | None:
+def _told_at(traffic: Traffic, new: BrokerAddress, moved_at: float) -> Exchange | None:
     """The first Metadata answer after the move that gave the moved broker its new address."""
-    assert move.new is not None and move.at is not None
-    for exchange in traffic.after(move.at, METADATA):
+    for exchange in traffic.after(moved_at, METADATA):
         body = exchange.response
         if body is None or exchange.answered is None:
             continue
-        if any(b.node_id == move.new.node_id and b.port == move.new.port for b in body.brokers):
+        if any(b.node_id == new.node_id and b.port == new.port for b in body.brokers):
             return exchange
     return None
 
 
-def _old_address_connections(traffic: Traffic, move: Move) -> list[tuple[str, float]]:
+def _old_address_connections(traffic: Traffic, old: BrokerAddress) -> list[tuple[str, float]]:
     """(connection, when accepted) for each of the client's connections to the old address."""
-    assert move.old is not None
-    marker = f"at its old address {move.old}"
+    marker = f"at its old address {old}"
     accepted: dict[str, float] = {}
     for entry in traffic.entries:
         if marker in entry.connection:
@@ -157,33 +155,35 @@ def _judge(check: Check, traffic: Traffic, move: Move) -> None:
         "the client pushed nothing" if move.at is None else f"moved at {move.at:.3f}",
         ok=move.at is not None,
     )  # fmt: skip
-    assert move.old is not None and move.new is not None and move.at is not None
-    check.observe("the move", f"broker {move.old.node_id}: {move.old} -> {move.new}")
-    told = _told_at(traffic, move)
+    moved_at = present(move.at, "when the broker moved")
+    old = present(move.old, "the moved broker's old address")
+    new = present(move.new, "the moved broker's new address")
+    check.observe("the move", f"broker {old.node_id}: {old} -> {new}")
+    told = _told_at(traffic, new, moved_at)
     check.precondition(
-        f"a Metadata answer to the client giving broker {move.new.node_id} its new address",
+        f"a Metadata answer to the client giving broker {new.node_id} its new address",
         "received", "none: the client asked for no Metadata after the move" if told is None
         else f"{told} answered at {told.answered:.3f}", ok=told is not None,
     )  # fmt: skip
-    assert told is not None and told.answered is not None
+    answered = present(present(told, "the Metadata answer").answered, "its answer's time")
     check.observe(
         "the Metadata answer that gave the new address",
-        f"{told} answered at {told.answered:.3f}, {told.answered - move.at:.3f} s after the move",
+        f"{told} answered at {answered:.3f}, {answered - moved_at:.3f} s after the move",
     )
-    since = told.answered + GRACE
+    since = answered + GRACE
     after = traffic.after(since, *TELEMETRY_KEYS)
     check.observe(
         "telemetry after the client was told",
         [f"{e} -> {'answered' if e.answered else 'no answer'}" for e in after[:6]] or "none",
     )
-    stale = _old_address_connections(traffic, move)
+    stale = _old_address_connections(traffic, old)
     check.observe(
         "connections to the old address before the client was told (not judged)",
         [f"{c.split()[0]} at {t:.3f}" for c, t in stale if t < since] or "none",
     )
     check.expect(
-        f"connections to broker {move.old.node_id}'s old address {move.old} accepted more than "
+        f"connections to broker {old.node_id}'s old address {old} accepted more than "
         f"{GRACE:g} s after the Metadata answer that gave its new one",
-        [], [f"{c.split()[0]} at {t:.3f} (+{t - told.answered:.3f} s)" for c, t in stale
+        [], [f"{c.split()[0]} at {t:.3f} (+{t - answered:.3f} s)" for c, t in stale
              if t >= since],
     )  # fmt: skip
