@@ -38,7 +38,13 @@ from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription, TargetError
 from kconform.fixtures.wirelog import WireLog
 from kconform.suites.client.scripted import ScriptedTelemetry
-from kconform.suites.client.traffic import Traffic, collect, evidence, first_request_at
+from kconform.suites.client.traffic import (
+    EVIDENCE_KEYS,
+    Traffic,
+    collect,
+    evidence,
+    first_request_at,
+)
 
 TELEMETRY = (Capability.TELEMETRY,)
 TOPIC = "kconform-client-suite"
@@ -126,6 +132,7 @@ async def run_client(
     scripted: ScriptedTelemetry | None = None,
     crash_is_evidence: bool = False,
     until: Callable[[], bool] | None = None,
+    shown: Sequence[int] = EVIDENCE_KEYS,
 ) -> Recording:
     """Run `client` on `scenario` with its own subscription (`metrics` None: none at all) and
     proxy injections (`injections(client_id)`), or a `scripted` telemetry broker; return its
@@ -177,7 +184,7 @@ async def run_client(
         recording.delta_temporality = scripted.delta_temporality
     elif metrics is not None:
         recording.push_interval_ms, recording.requested_metrics = interval_ms, tuple(metrics)
-    _describe_run(check, recording)
+    _describe_run(check, recording, shown)
     require_own_traffic(check, recording)
     return recording
 
@@ -308,9 +315,9 @@ def require_own_traffic(check: Check, recording: Recording) -> None:
     )
 
 
-def _describe_run(check: Check, recording: Recording) -> None:
+def _describe_run(check: Check, recording: Recording, shown: Sequence[int] = EVIDENCE_KEYS) -> None:
     run, traffic = recording.run, recording.traffic
-    for entry in evidence(traffic)[-150:]:
+    for entry in evidence(traffic, shown)[-150:]:
         check.wire_log.append(entry)
     errors = [dict(e.data) for e in run.named("error")][:5]
     check.observe(

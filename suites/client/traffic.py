@@ -24,6 +24,8 @@ from kconform.fixtures.wirelog import WireEntry
 
 METADATA, API_VERSIONS, GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 3, 18, 71, 72
 TELEMETRY = (GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY)
+EVIDENCE_KEYS = (API_VERSIONS, *TELEMETRY)
+"""The APIs a case page's wire log shows unless the case asks for more."""
 NAMES = {METADATA: "Metadata", API_VERSIONS: "ApiVersions", 71: "Get", 72: "Push"}
 MAX_DECOMPRESSED = 64 * 1024 * 1024
 MAX_ENTRIES = 50_000  # a request storm is judged by its count, not decoded frame by frame
@@ -201,9 +203,7 @@ def _response(entry: WireEntry, exchange: Exchange) -> Message | None:
     return body
 
 
-def evidence(
-    traffic: Traffic, api_keys: Iterable[int] = (API_VERSIONS, *TELEMETRY)
-) -> list[WireEntry]:
+def evidence(traffic: Traffic, api_keys: Iterable[int] = EVIDENCE_KEYS) -> list[WireEntry]:
     """The log entries worth showing: the given APIs' frames and connection closes."""
     keys = set(api_keys)
     return [e for e in traffic.entries if e.api_key in keys or "closed" in e.note]
