@@ -169,6 +169,7 @@ class Subject:
     implementation: str = ""
     version: str = ""
     capabilities: list[str] = field(default_factory=list)
+    lock: str = ""  # digest of the dependency lock it was built from (fixtures.lockfiles)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
     # of those counts, the non-passes (fail, error, non-strict) a baseline expects
     expected: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
@@ -236,6 +237,7 @@ def _subject_from(described: dict[str, Any]) -> Subject:
         implementation=str(described.get("implementation", "")),
         version=str(described.get("version", "")),
         capabilities=sorted(str(c) for c in caps),
+        lock=str(described.get("lock") or ""),
     )
 
 

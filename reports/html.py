@@ -173,7 +173,7 @@ def _subjects_table(columns: list[Subject]) -> str:
         rows.append(
             f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
-            f'</span><div class="caps">{caps}</div></div></td>'
+            f"</span>{_lock_note(s)}<div class=\"caps\">{caps}</div></div></td>"
             f'{counts}<td class="n">{s.total}</td><td>{ci}</td></tr>'
         )
     return (
@@ -182,6 +182,14 @@ def _subjects_table(columns: list[Subject]) -> str:
         f"<th>implementation, version, capabilities</th>{head}<th>total</th><th>CI</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _lock_note(subject: Subject) -> str:
+    """The digest of the dependency lock a subject was built from, beside its version."""
+    if not subject.lock:
+        return ""
+    title = "digest of the committed dependency lock it was built from"
+    return f' <span class="mono lock" title="{title}">lock {esc(subject.lock)}</span>'
 
 
 def _count_cell(subject: Subject, verdict: str) -> str:
