@@ -61,8 +61,10 @@ def _lock(subjects: list[str]) -> int:
         lock = locking.get(spec.kind)
         if lock is None:
             kinds = ", ".join(sorted(locking))
-            raise UsageError(f"clients lock: {spec.label}: a {spec.kind} driver is built from no "
-                             f"registry, so it has no lock (kinds with locks: {kinds})")  # fmt: skip
+            raise UsageError(
+                f"clients lock: {spec.label}: a {spec.kind} driver is built from no registry, "
+                f"so it has no lock (kinds with locks: {kinds})"
+            )
         try:
             folder = lock(spec)
         except Unavailable as exc:
