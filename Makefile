@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kconform-installed
 TYPECHECK_TREE := build/typecheck
 
-.PHONY: run test test-harness test-brokers matrix soak-reference soak-apache lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
+.PHONY: run test test-harness test-brokers lock matrix soak-reference soak-apache lint typecheck typecheck-only docs bench bench-volumes setup clean chromium
 
 ## run: set up .venv and run the main job on the embedded targets
 run: $(STAMP)
@@ -212,11 +212,26 @@ bench-volumes: $(STAMP)
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Exactly the locked set (requirements.txt, every file's sha256 checked), then kconform itself,
+# editable, with no dependency resolution and the locked build backend: nothing is resolved on
+# the day `make setup` runs.
+$(STAMP): pyproject.toml requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+	  --no-deps -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+## lock: resolve the harness's dependencies again into requirements.txt (hashes of every file)
+UV_VERSION := 0.13.9
+lock:
+	rm -rf build/lock-tool && $(PYTHON) -m venv build/lock-tool
+	build/lock-tool/bin/pip install --quiet uv==$(UV_VERSION)
+	printf 'pip\nsetuptools>=77\nwheel\n' > build/lock-tool/build-backend.in
+	{ sed -n '1,/^[^#]/{/^#/p}' requirements.txt; build/lock-tool/bin/uv pip compile --quiet \
+	  pyproject.toml build/lock-tool/build-backend.in --extra dev --generate-hashes \
+	  --python-version 3.11 --no-header --no-annotate --allow-unsafe; } > build/lock-tool/out.txt
+	mv build/lock-tool/out.txt requirements.txt
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
