@@ -19,6 +19,7 @@ from kconform.engine.results import CaseResult
 from kconform.reports.common import (
     SKIP_VERDICTS,
     VERDICT_MEANING,
+    Subject,
     fails_run,
     failure_reason,
     printable,
@@ -50,9 +51,7 @@ def junit_tree(results: RunResults) -> ET.Element:
     total_time = 0.0
     for subject in subjects(results):
         suite = _testsuite(results, subject.name, by_subject.get(subject.name, []))
-        _suite_properties(
-            suite, subject.kind, subject.implementation, subject.version, subject.capabilities
-        )
+        _suite_properties(suite, subject)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -106,15 +105,14 @@ def _testsuite(results: RunResults, name: str, cases: list[CaseResult]) -> ET.El
     return suite
 
 
-def _suite_properties(
-    suite: ET.Element, kind: str, implementation: str, version: str, capabilities: list[str]
-) -> None:
+def _suite_properties(suite: ET.Element, subject: Subject) -> None:
     props = ET.Element("properties")
     for name, value in (
-        ("subject_kind", kind),
-        ("implementation", implementation),
-        ("version", version),
-        ("capabilities", ",".join(capabilities)),
+        ("subject_kind", subject.kind),
+        ("implementation", subject.implementation),
+        ("version", subject.version),
+        ("capabilities", ",".join(subject.capabilities)),
+        *([("lock", subject.lock)] if subject.lock else []),
     ):
         ET.SubElement(props, "property", name=name, value=printable(value))
     suite.insert(0, props)

@@ -57,6 +57,9 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
         if len(subject.failing) > max_failing:
             lines.append(f"    ... and {len(subject.failing) - max_failing} more")
     lines.append("")
+    locked = [f"{s.name} {s.lock}" for s in rows if s.lock]
+    if locked:
+        lines.append(f"built from their committed dependency locks: {', '.join(locked)}")
     expected = sum(sum(s.expected.values()) for s in rows)
     if expected:
         lines.append(
