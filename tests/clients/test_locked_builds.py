@@ -147,7 +147,7 @@ def test_pip_installs_from_its_lock_and_refuses_a_hash_the_wheel_does_not_have(
     requirements.write_text(text.replace(sha, "0" * 64))
     refused = create_driver(spec)
     reason = refused.unavailable_reason() or ""
-    assert refused.lock != installed.lock
+    assert refused.lock != installed.lock and refused.folder != installed.folder
     assert "the lock's hashes do not match the wheels the index serves for" in reason, reason
     assert "(the lock was resolved for CPython 3." in reason and "Expected sha256 000" in reason
     assert "`kconform clients lock confluent-kafka@2.8.2`" in reason
