@@ -1,6 +1,6 @@
 """confluent-kafka-go, aiokafka and rdkafka as kinds, offline: their `--client` syntax, the
-registries' listings as captured here, their build recipes with fake `go`/`cargo`, and their
-`kconform clients` rows. The real builds and runs are in test_versioned_clients.py."""
+registries' listings as captured here, their build recipes and locks with fake `go`/`cargo`, and
+their `kconform clients` rows. The real builds and runs are in test_versioned_clients.py."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kconform.cli import main
+from kconform.fixtures import lockfiles
 from kconform.fixtures.clients import create_driver, parse_clients, versions
 from kconform.fixtures.clients.cargobuild import (
     CargoDriver,
@@ -28,9 +29,13 @@ FAKE_GO = r"""#!/bin/sh
 echo "$* CGO_ENABLED=$CGO_ENABLED" >> "$FAKE_LOG"
 case "$1" in
   list) echo "GO_LIST"; exit 0 ;;
-  mod) [ -n "$FAKE_FAIL" ] && { echo "$FAKE_FAIL" >&2; exit 1; }; exit 0 ;;
+  mod)
+    [ -n "$FAKE_FAIL" ] && { echo "$FAKE_FAIL" >&2; exit 1; }
+    [ "$2" = tidy ] && [ -z "$FAKE_NO_SUM" ] && awk '/^require [^(]/ {print $2, $3, "h1:x="}' \
+      go.mod > go.sum
+    exit 0 ;;
   build)
-    version=$(awk '/^require/ {print $3}' go.mod)
+    version=$(awk '/^require [^(]/ {print $3}' go.mod)
     id='{"implementation": "fake", "version": "'$version'", "capabilities": ["telemetry"]}'
     printf '#!/bin/sh\necho %s\n' "'$id'" > driver
     chmod +x driver; exit 0 ;;
@@ -46,6 +51,7 @@ case "$1" in
     version=$(sed -n 's/^rdkafka = { version = "=\([^"]*\)".*/\1/p' Cargo.toml)
     printf '[[package]]\nname = "rdkafka"\nversion = "%s"\n' "$version" > Cargo.lock; exit 0 ;;
   build)
+    [ -n "$FAKE_BUILD_FAIL" ] && { echo "$FAKE_BUILD_FAIL" >&2; exit 101; }
     version=$(sed -n '/^name = "rdkafka"/{n;s/version = "\(.*\)"/\1/p}' Cargo.lock)
     mkdir -p "$CARGO_TARGET_DIR/release"
     id='{"implementation": "fake", "version": "'$version'", "capabilities": ["telemetry"]}'
@@ -78,6 +84,9 @@ def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_LOG", str(log))
     monkeypatch.delenv("FAKE_FAIL", raising=False)
+    monkeypatch.delenv("FAKE_BUILD_FAIL", raising=False)
+    monkeypatch.delenv("FAKE_NO_SUM", raising=False)
+    monkeypatch.setenv(lockfiles.SEARCH_ENV, str(tmp_path / "locks"))  # then the committed ones
     for name in ("KCONFORM_CACHE", "GOMODCACHE", "CARGO_HOME"):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     return log
@@ -142,19 +151,52 @@ def test_confluent_kafka_go_builds_with_cgo_on(
     go_mod = (driver.folder / "go.mod").read_text()
     assert "require github.com/confluentinc/confluent-kafka-go/v2 v2.15.0" in go_mod
     assert "confluent-kafka-go/v2/kafka" in (driver.folder / "main.go").read_text()
+    committed = lockfiles.COMMITTED / "confluent-kafka-go" / "v2.15.0"
+    assert (driver.folder / "go.sum").read_bytes() == (committed / "go.sum").read_bytes()
+    assert driver.lock == lockfiles.digest(committed)
     assert fake_tools.read_text().splitlines() == [
-        "mod tidy CGO_ENABLED=1", "build -trimpath -o driver . CGO_ENABLED=1"]  # fmt: skip
+        "mod verify CGO_ENABLED=1",
+        "build -mod=readonly -trimpath -o driver . CGO_ENABLED=1",
+    ]
+
+
+def test_a_go_lock_is_written_by_tidy_and_then_builds(
+    fake_tools: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kconform clients lock` runs tidy in a scratch folder and writes go.mod and go.sum; the
+    build then takes both from there and resolves nothing."""
+    monkeypatch.delenv("CGO_ENABLED", raising=False)
+    (spec,) = parse_clients("confluent-kafka-go@v2.14.0")
+    reason = create_driver(spec).unavailable_reason() or ""
+    assert "`kconform clients lock confluent-kafka-go@v2.14.0`" in reason
+    assert not fake_tools.exists()  # no lock: go never ran
+    monkeypatch.setenv("FAKE_NO_SUM", "1")
+    assert main(["clients", "lock", "confluent-kafka-go@v2.14.0"]) == 2
+    assert "`go mod tidy` left no go.sum" in capsys.readouterr().out
+    monkeypatch.delenv("FAKE_NO_SUM")
+    assert main(["clients", "lock", "confluent-kafka-go@v2.14.0"]) == 0
+    lock = lockfiles.write_root() / "confluent-kafka-go" / "v2.14.0"
+    assert [p.name for p in lockfiles.files(lock)] == ["go.mod", "go.sum"]
+    assert "confluent-kafka-go/v2 v2.14.0 h1:x=" in (lock / "go.sum").read_text()
+    driver = create_driver(spec)
+    assert driver.unavailable_reason() is None and driver.lock == lockfiles.digest(lock)
+    assert fake_tools.read_text().splitlines() == [
+        "mod tidy CGO_ENABLED=", "mod tidy CGO_ENABLED=", "mod verify CGO_ENABLED=1",
+        "build -mod=readonly -trimpath -o driver . CGO_ENABLED=1"]  # fmt: skip
 
 
 def test_an_unserved_go_version_or_no_c_compiler_is_unavailable_with_the_reason(
-    fake_tools: Path, monkeypatch: pytest.MonkeyPatch
+    fake_tools: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     unserved = "go: github.com/confluentinc/confluent-kafka-go/v2@v2.13.2: 404 Not Found"
     monkeypatch.setenv("FAKE_FAIL", unserved)
-    reason = create_driver(parse_clients("confluent-kafka-go@v2.13.2")[0]).unavailable_reason()
-    assert reason is not None and "`go mod tidy` exited 1" in reason and "404 Not Found" in reason
+    assert main(["clients", "lock", "confluent-kafka-go@v2.13.2"]) == 2
+    out = capsys.readouterr().out
+    assert "`go mod tidy` exited 1" in out and "404 Not Found" in out
+    assert not (lockfiles.write_root() / "confluent-kafka-go").exists()  # nothing half-written
+    monkeypatch.delenv("FAKE_FAIL")
     monkeypatch.setenv("CC", "no-such-cc")
-    reason = create_driver(parse_clients("confluent-kafka-go@v2.14.0")[0]).unavailable_reason()
+    reason = create_driver(parse_clients("confluent-kafka-go@v2.15.0")[0]).unavailable_reason()
     assert reason is not None and "needs cgo" in reason and "no-such-cc" in reason
     reason = create_driver(parse_clients("confluent-kafka-go@v2.4.0")[0]).unavailable_reason()
     assert reason is not None and "v2.5.0 or newer" in reason
@@ -167,19 +209,55 @@ def test_rdkafka_is_built_with_cargo_against_the_exact_version(fake_tools: Path)
     manifest = (driver.folder / "Cargo.toml").read_text()
     assert 'rdkafka = { version = "=0.39.0"' in manifest and "{version}" not in manifest
     assert {p.name for p in driver.folder.iterdir()} >= {"main.rs", "build.rs", "driver"}
-    assert fake_tools.read_text().splitlines() == ["generate-lockfile",
-                                                   "build --release --locked"]  # fmt: skip
+    committed = lockfiles.COMMITTED / "rdkafka" / "0.39.0"
+    assert (driver.folder / "Cargo.lock").read_bytes() == (committed / "Cargo.lock").read_bytes()
+    assert driver.lock == lockfiles.digest(committed)
+    assert fake_tools.read_text().splitlines() == ["build --release --locked"]  # no resolution
     assert (driver.folder.parent / "target").is_dir()  # shared by the kind's builds
 
 
 def test_rdkafka_versions_unknown_or_without_kip714_are_unavailable(
-    fake_tools: Path, monkeypatch: pytest.MonkeyPatch
+    fake_tools: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reason = create_driver(parse_clients("rdkafka@0.37.0")[0]).unavailable_reason() or ""
     assert "0.38.0 or newer" in reason and not fake_tools.exists()  # cargo never ran
-    monkeypatch.setenv("FAKE_FAIL", 'failed to select a version for `rdkafka = "=0.40.0"`')
     reason = create_driver(parse_clients("rdkafka@0.40.0")[0]).unavailable_reason() or ""
-    assert "`cargo generate-lockfile` exited 101" in reason and "=0.40.0" in reason
+    assert "`kconform clients lock rdkafka@0.40.0`" in reason and not fake_tools.exists()
+    monkeypatch.setenv("FAKE_FAIL", 'failed to select a version for `rdkafka = "=0.40.0"`')
+    assert main(["clients", "lock", "rdkafka@0.40.0"]) == 2
+    out = capsys.readouterr().out
+    assert "`cargo generate-lockfile` exited 101" in out and "=0.40.0" in out
+
+
+def test_an_rdkafka_lock_is_written_once_and_a_changed_one_rebuilds(
+    fake_tools: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["clients", "lock", "rdkafka@0.40.0"]) == 0
+    lock = lockfiles.write_root() / "rdkafka" / "0.40.0" / "Cargo.lock"
+    assert 'version = "0.40.0"' in lock.read_text() and str(lock.parent) in capsys.readouterr().out
+    (spec,) = parse_clients("rdkafka@0.40.0")
+    before = create_driver(spec)
+    assert isinstance(before, CargoDriver) and before.unavailable_reason() is None
+    assert before.lock == lockfiles.digest(lock.parent)
+    lock.write_text(lock.read_text() + '\n[[package]]\nname = "libc"\nversion = "0.2.1"\n')
+    after = create_driver(spec)
+    assert isinstance(after, CargoDriver) and after.unavailable_reason() is None
+    assert after.lock != before.lock and after.folder != before.folder
+    assert fake_tools.read_text().splitlines() == [
+        "generate-lockfile", "build --release --locked", "build --release --locked"]  # fmt: skip
+
+
+def test_a_cargo_lock_the_manifest_has_outgrown_says_to_lock_again(
+    fake_tools: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_BUILD_FAIL", "error: the lock file Cargo.lock needs to be updated "
+                                          "but --locked was passed to prevent this")  # fmt: skip
+    reason = create_driver(parse_clients("rdkafka@0.39.0")[0]).unavailable_reason() or ""
+    assert "needs to be updated" in reason
+    assert "`kconform clients lock rdkafka@0.39.0` writes it again" in reason
+    monkeypatch.setenv("FAKE_BUILD_FAIL", "error: failed to verify the checksum of `libc v0.2.1`")
+    reason = create_driver(parse_clients("rdkafka@0.39.0")[0]).unavailable_reason() or ""
+    assert "failed to verify the checksum" in reason and "clients lock" not in reason
 
 
 def test_a_cargo_missing_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,6 @@
-"""Each `kind@version` kind for real: its newest release obtained from its registry, built or
-installed into kconform's cache (the user's own, so a build happens once per machine, not per
+"""Each `kind@version` kind for real: its newest release with a committed lock (or, for a kind
+without locks, the newest its registry lists) obtained from its registry, built or installed
+into kconform's cache (the user's own, so a build happens once per machine, not per
 run), and one short case certified with it.
 
 Skipped, with the reason, when the registry cannot be asked or the toolchain is missing (no
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from kconform.cli import main
-from kconform.fixtures.clients import ClientUnavailable, create_driver, parse_clients
+from kconform.fixtures import lockfiles
+from kconform.fixtures.clients import ClientUnavailable, create_driver, parse_clients, versions
 from kconform.fixtures.clients.registry import client_kinds
 from kconform.fixtures.clients.versions import built_versions
 
@@ -43,7 +45,14 @@ and certifies them; here they are judged once built (or with KCONFORM_HEAVY_CLIE
 
 
 def _newest(kind_name: str) -> str:
+    """The newest version with a committed lock (builds use nothing else) for a kind that locks,
+    else the newest its registry lists."""
     (kind,) = [k for k in client_kinds() if k.name == kind_name]
+    if kind.lock is not None:
+        locked = versions.releases(p.name for p in (lockfiles.COMMITTED / kind_name).glob("*"))
+        if not locked:
+            pytest.skip(f"{kind_name}: no committed lock (`kconform clients lock`)")
+        return f"{kind_name}@{locked[-1]}"
     assert kind.versions is not None
     try:
         listed = kind.versions()
