@@ -244,6 +244,25 @@ def test_jars_other_than_the_locks_refuse_the_release(
         kafka_dist.resolve("4.4.0")  # what `apache:4.4.0` says
 
 
+def test_apache_and_java_subjects_from_maven_report_the_locks_digest(
+    mvn_log: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kconform.fixtures.clients.java import JavaDriver
+    from kconform.fixtures.targets.apache import ApacheTarget
+
+    digest = lockfiles.digest(lock("4.4.0", mvn_log))
+    built = kafka_dist.PluginBuild(tmp_path / "sink.jar", "Reporter", exporter=False)
+    monkeypatch.setattr(kafka_dist, "build_plugin", lambda libs, version: built)
+    monkeypatch.setattr(JavaDriver, "_identify", lambda self: None)  # no javac over fake jars
+    target = ApacheTarget("4.4.0")
+    target.prepare()
+    assert target.lock == digest and target.describe()["lock"] == digest
+    assert JavaDriver("java:4.4.0", "4.4.0").lock == digest
+    own = ApacheTarget(str(target.distribution.home if target.distribution else ""))
+    own.prepare()  # a folder the user names is the user's artifact: no lock
+    assert own.lock == "" and "lock" not in own.describe()
+
+
 def test_a_release_with_no_lock_is_refused_naming_the_command(mvn_log: Path) -> None:
     with pytest.raises(DistributionUnavailable) as info:
         kafka_dist.resolve("9.9.9")
@@ -309,6 +328,29 @@ def test_a_classified_artifact_is_refused_not_dropped(tmp_path: Path) -> None:
     listing.write_text("   org.x:y:jar:linux:1.0:runtime\n")
     with pytest.raises(ReleaseUnavailable, match="not a plain jar"):
         release_lock.listed(listing)
+
+
+def makefile_releases() -> set[str]:
+    """The releases the Makefile runs: MATRIX_RELEASES and APACHE_VERSIONS (continued lines)."""
+    text = (Path(__file__).parents[2] / "Makefile").read_text().replace("\\\n", " ")
+    found: set[str] = set()
+    for name in ("MATRIX_RELEASES", "APACHE_VERSIONS"):
+        match = re.search(rf"^{name}\s*\?=(.*)$", text, re.MULTILINE)
+        assert match is not None, name
+        found |= set(match.group(1).split())
+    return found
+
+
+def test_every_release_the_makefile_runs_has_a_committed_lock() -> None:
+    releases = makefile_releases()
+    assert len(releases) >= 20 and {"3.7.0", "4.4.0"} <= releases
+    for version in sorted(releases):
+        folder = lockfiles.COMMITTED / release_lock.LOCK_KIND / version
+        entries = release_lock.load(folder)  # ReleaseUnavailable when absent or malformed
+        coordinates = {str(e.coordinate) for e in entries}
+        for module in ("kafka_2.13", "kafka-clients"):
+            assert f"org.apache.kafka:{module}:{version}" in coordinates, (version, module)
+        assert any(e.coordinate.artifact in ("reload4j", "log4j-core") for e in entries)
 
 
 # --- the real thing -----------------------------------------------------------------------------
