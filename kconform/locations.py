@@ -4,8 +4,9 @@ in an installed wheel.
 The data (baselines, the suites and their fuzz corpus) is found through the import system, by
 the folder of the package that holds it, never from a checkout's layout: installed, the
 top-level folders are `site-packages/kconform/<name>/`, in a checkout they are beside
-`kconform/`, and `Path(__file__).parents[n]` is right in only one of the two. `find_spec`
-locates a package without running it, so this module (below every layer) imports nothing above.
+`kconform/`, and counting parent folders up from a module is right in only one of the two.
+`find_spec` locates a package without running it, so this module (below every layer) imports
+nothing above.
 
 What kconform *writes* never goes into its own package: reports go to `--out` or
 `reports/out/` under the current folder, caches to `cache_root()`, a fuzz finding on a real
