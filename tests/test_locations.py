@@ -10,6 +10,7 @@ import pytest
 from kconform import locations
 from kconform.engine.fuzz import corpus
 from kconform.engine.fuzz.budget import CORPUS_ENV
+from kconform.fixtures import lockfiles
 from kconform.fixtures.targets import kafka_dist
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,3 +49,16 @@ def test_an_installed_kconform_keeps_fuzz_findings_in_the_cache(
     assert corpus.corpus_root("apache:4.4.0") == locations.fuzz_regressions()
     monkeypatch.setattr(locations, "checkout", lambda: None)
     assert corpus.corpus_root("apache:4.4.0") == tmp_path / "fuzz-regressions"
+
+
+def test_an_installed_kconform_writes_dependency_locks_to_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kconform clients lock` wrote into site-packages when installed and $KCONFORM_LOCKFILES
+    was unset; a checkout still writes the committed folder."""
+    monkeypatch.delenv(lockfiles.SEARCH_ENV, raising=False)
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path))
+    assert lockfiles.write_root() == lockfiles.COMMITTED
+    monkeypatch.setattr(locations, "checkout", lambda: None)
+    assert lockfiles.write_root() == tmp_path / "lockfiles"
+    assert lockfiles.search_path() == [tmp_path / "lockfiles", lockfiles.COMMITTED]
