@@ -215,7 +215,7 @@ setup: $(STAMP)
 # Exactly the locked set (requirements.txt, every file's sha256 checked), then kconform itself,
 # editable, with no dependency resolution and the locked build backend: nothing is resolved on
 # the day `make setup` runs.
-$(STAMP): pyproject.toml requirements.txt
+$(STAMP): pyproject.toml setup.py requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
 	  --no-deps -r requirements.txt

@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-import kconform.baselines
-import kconform.suites
+from kconform import locations
 from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK
 from kconform.plugin.progress import Progress
 from kconform.plugin.workers import (
@@ -39,8 +38,8 @@ from kconform.plugin.workers import (
 from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
-SUITES_DIR = Path(kconform.suites.__file__).resolve().parent
-BASELINES_DIR = Path(kconform.baselines.__file__).resolve().parent
+SUITES_DIR = locations.suites()
+BASELINES_DIR = locations.baselines()
 DEFAULT_OUT = Path("reports") / "out"
 VOLUMES_DIR = "volumes"
 COVERAGE_DIR = "coverage"

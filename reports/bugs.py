@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kconform import locations
 from kconform.reports.matrix import Column, load_columns
 from kconform.reports.model import baseline_verdicts
 from kconform.rules import BUGS, Known
@@ -33,7 +34,7 @@ __all__ = [
     "render_markdown",
 ]
 
-BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+BASELINES = locations.baselines()
 SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
     "Apache": ("apache", "kraft"),
     "Java client": ("java",),

@@ -16,13 +16,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from kconform import locations
 from kconform.fixtures.reference.mutants import MUTANTS
 from kconform.fixtures.reference.validation import PUSH_VALIDATION, RESERVED
 from kconform.reports.html_style import esc, level_badge, page
 from kconform.rules import AWAITING_RULE, RULES, RULINGS, SECTIONS, Known, Rule
 from kconform.rules.bugs import split_who
 
-SUITES_DIR = Path(__file__).resolve().parents[1] / "suites"
+SUITES_DIR = locations.suites()
 CITATION = re.compile(
     r"\b(?P<rule>kip\d+\.[a-z0-9_]+(?:\.[a-z0-9_]+)+)"
     r"|\brulings? (?P<ruling>\d+)"

@@ -28,11 +28,18 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # `kconform/__init__.py` holds only the docstring and `__version__`; errors.py the one error
     # hierarchy every layer raises from, exit_codes.py the command's exit codes,
-    # outputs.py the checks and mode of every file a command writes. They import nothing
-    # of the harness above this layer; every layer may read them.
+    # outputs.py the checks and mode of every file a command writes, locations.py where
+    # kconform's data and caches are (found with find_spec, which runs no package). They import
+    # nothing of the harness above this layer; every layer may read them.
     (
         "package metadata and errors",
-        ("kconform.__init__", "kconform.errors", "kconform.exit_codes", "kconform.outputs"),
+        (
+            "kconform.__init__",
+            "kconform.errors",
+            "kconform.exit_codes",
+            "kconform.outputs",
+            "kconform.locations",
+        ),
     ),
     ("codec", ("kconform.codecs",)),
     # fixtures/types.py: the plain data (capabilities, addresses, subscriptions, sink records)

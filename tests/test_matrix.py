@@ -3,12 +3,16 @@ deviation it shows carries its source."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
+from kconform import locations
+from kconform.cli import matrix
 from kconform.cli.matrix import readme_tables, render_pages
+from kconform.engine.results import CaseResult
 from kconform.reports.matrix import build, load_columns, render_html, render_markdown
 from kconform.reports.model import baseline_verdicts, read_baseline
 
@@ -99,3 +103,36 @@ def test_cells_group_by_rule_share_footnotes_and_order_releases_by_version(tmp_p
     assert "| `a.case` | FAIL\\|pass [1](#note-1) | FAIL [1](#note-1) | · |" in page
     assert "| `b.case` | pass | pass | non-strict [2](#note-2) |" in page
     assert '<li id="note-2">races</li>' in render_html(matrix)
+
+
+def _matrix_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    matrix.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_matrix_writes_under_the_current_folder_never_into_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40: an installed kconform's `matrix render` and `--write-baselines` wrote into
+    site-packages' parent (the checkout's layout); they write under the current folder."""
+    monkeypatch.chdir(tmp_path)
+    packaged = sorted(p.name for p in locations.baselines().iterdir())
+    assert matrix.run(_matrix_args("render")) == 0
+    assert (tmp_path / "docs" / "matrix.md").read_text(encoding="utf-8") == (
+        ROOT / "docs" / "matrix.md"
+    ).read_text(encoding="utf-8")
+    assert "no README.md here" in capsys.readouterr().out
+    (tmp_path / "README.md").write_text((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert matrix.run(_matrix_args("render")) == 0
+    assert "rewrote the release tables of README.md" in capsys.readouterr().out
+
+    args = _matrix_args("run", "--clients", "confluent-kafka@2.5.0", "--write-baselines")
+    assert args.baselines == Path("baselines")  # relative: under the current folder
+    subject = "confluent-kafka@2.5.0"
+    result = CaseResult("kip511.client.software_identity", "t", "", "MUST", "511", subject,
+                        "client", "confluent-kafka", "2.5.0", "pass")  # fmt: skip
+    matrix._record(subject, subject, [result], False, args.baselines)
+    written = read_baseline(tmp_path / "baselines" / f"{subject}.json")
+    assert written.verdicts == {"kip511.client.software_identity": "pass"}
+    assert sorted(p.name for p in locations.baselines().iterdir()) == packaged

@@ -19,10 +19,11 @@ def add_arguments(clients: argparse.ArgumentParser) -> None:
         "lock",
         help="resolve each subject's whole dependency set now and write it as its lock",
         description="Resolve each named subject's dependencies from its registry now and write "
-        "them as its lock under fixtures/lockfiles/<kind>/<version>/ (or the first folder of "
-        "$KCONFORM_LOCKFILES): package-lock.json, go.mod and go.sum, Cargo.lock, pip "
-        "requirements with hashes, or an Apache release's Maven artifacts with checksums. "
-        "Builds use only a committed lock; commit what this writes.",
+        "them as its lock under fixtures/lockfiles/<kind>/<version>/ of the checkout (or the "
+        "first folder of $KCONFORM_LOCKFILES; an installed kconform without it: lockfiles/ "
+        "in its cache, $KCONFORM_CACHE or ~/.cache/kconform): package-lock.json, go.mod and "
+        "go.sum, Cargo.lock, pip requirements with hashes, or an Apache release's Maven "
+        "artifacts with checksums. Builds use only a committed lock; commit what this writes.",
     )
     lock.add_argument(
         "subjects",

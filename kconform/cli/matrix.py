@@ -9,6 +9,11 @@ own, its results in `--out`. With `--write-baselines` each subject's verdicts be
 new non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
 `kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines, and
 the README's release tables.
+
+Both write where they are told, relative to the current folder by default (`./baselines`,
+`./docs`, `./README.md`): from a checkout's root (`make matrix`) those are the committed files;
+an installed kconform never writes into its own package. Render reads the packaged baselines
+unless `--baselines` names others.
 """
 
 from __future__ import annotations
@@ -22,16 +27,18 @@ import sys
 import time
 from pathlib import Path
 
+from kconform import locations
 from kconform.cli.base import Command
+from kconform.cli.checks import check_outputs
 from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
 __all__ = ["COMMAND", "pytest_run", "readme_tables", "render_pages"]
 
-BASELINES = Path(__file__).resolve().parents[2] / "baselines"
-DOCS = Path(__file__).resolve().parents[2] / "docs"
-README = Path(__file__).resolve().parents[2] / "README.md"
+WRITTEN_BASELINES = Path("baselines")  # where --write-baselines writes, under the current folder
+DOCS = Path("docs")
+README = Path("README.md")
 SUMMARY_KINDS = ("apache", "java")  # the README's release tables
 
 
@@ -49,20 +56,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "updates their verdicts and keeps the others'")  # fmt: skip
     run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
     run.add_argument("--write-baselines", action="store_true",
-                     help="record each subject's verdicts in baselines/ (whys kept)")  # fmt: skip
+                     help="record each subject's verdicts in --baselines (whys kept)")  # fmt: skip
+    run.add_argument("--baselines", type=Path, default=WRITTEN_BASELINES,
+                     help="the folder --write-baselines reads earlier whys from and writes "
+                     "<subject>.json into (default ./baselines: the committed folder when run "
+                     "from a checkout's root; never the installed package's)")  # fmt: skip
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
-    render.add_argument("--baselines", type=Path, default=BASELINES)
-    render.add_argument("--out", type=Path, default=DOCS)
+    render.add_argument("--baselines", type=Path, default=None,
+                        help="the baselines read (default: kconform's own)")  # fmt: skip
+    render.add_argument("--out", type=Path, default=DOCS,
+                        help="folder of matrix.md and matrix.html (default ./docs)")  # fmt: skip
     render.add_argument("--readme", type=Path, default=README,
-                        help="the file whose release tables are rewritten")  # fmt: skip
+                        help="the file whose release tables are rewritten (default ./README.md; "
+                        "skipped, and said, when it does not exist)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "render":
-        for page in render_pages(args.baselines, args.out):
+        baselines = args.baselines or locations.baselines()
+        for page in render_pages(baselines, args.out):
             print(f"wrote {page}")
+        if not args.readme.is_file():
+            print(f"no {args.readme} here: release tables not rewritten (--readme names one)")
+            return EXIT_OK
         text = args.readme.read_text(encoding="utf-8")
-        args.readme.write_text(readme_tables(args.baselines, text), encoding="utf-8")
+        args.readme.write_text(readme_tables(baselines, text), encoding="utf-8")
         print(f"rewrote the release tables of {args.readme}")
         return EXIT_OK
     return _run_releases(args)
@@ -138,6 +156,8 @@ def _run_releases(args: argparse.Namespace) -> int:
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
     if not releases and not clients:
         raise UsageError("name what to run: --releases, --clients or both")
+    if args.write_baselines:
+        check_outputs({"--baselines": args.baselines})
     for release in [*releases, *([args.cluster] if args.cluster else [])]:
         if not re.fullmatch(r"\d+\.\d+\.\d+", release):
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
@@ -170,7 +190,8 @@ def _run_releases(args: argparse.Namespace) -> int:
         if counts.get("error"):
             worst = EXIT_ERRORS
         if args.write_baselines:
-            _record(subject, name, RunResults.read(results).results, bool(args.cases))
+            _record(subject, name, RunResults.read(results).results, bool(args.cases),
+                    args.baselines)  # fmt: skip
     return worst
 
 
@@ -180,18 +201,21 @@ def pytest_run(command: list[str], log: Path) -> int:
         return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
 
 
-def _record(subject: str, name: str, results: list[CaseResult], keep_unrun: bool) -> None:
-    """Write `baselines/<name>.json`, saying which verdicts changed (their whys need a look). A
+def _record(
+    subject: str, name: str, results: list[CaseResult], keep_unrun: bool, folder: Path
+) -> None:
+    """Write `<folder>/<name>.json`, saying which verdicts changed (their whys need a look). A
     3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
     them (reports.model.layered_baselines)."""
     from kconform.reports.model import read_baseline, write_baseline
 
-    target = BASELINES / f"{name}.json"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{name}.json"
     earlier = read_baseline(target) if target.is_file() else None
     write_baseline(target, subject, results, earlier, keep_unrun=keep_unrun)
     written = read_baseline(target)
     if name.endswith("-3brokers"):
-        single = BASELINES / f"{name.removesuffix('-3brokers')}.json"
+        single = folder / f"{name.removesuffix('-3brokers')}.json"
         general = read_baseline(single).verdicts if single.is_file() else {}
         body = json.loads(target.read_text(encoding="utf-8"))
         body["verdicts"] = {k: v for k, v in written.verdicts.items() if general.get(k) != v}

@@ -28,14 +28,13 @@ from typing import Any
 
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from kconform import locations
 from kconform.engine.fuzz.budget import CORPUS_ENV
 
-COMMITTED = Path(__file__).resolve().parents[3] / "suites" / "fuzz" / "regressions"
+COMMITTED = locations.fuzz_regressions()
 """The corpus in the repository, next to the fuzz cases (suites/fuzz/regressions): findings on
 real targets, replayed by every run. Installed, the same folder is package data of
 kconform.suites.fuzz."""
-if not COMMITTED.is_dir():  # an installed wheel: kconform/engine/fuzz -> kconform/suites/fuzz
-    COMMITTED = Path(__file__).resolve().parents[2] / "suites" / "fuzz" / "regressions"
 REPLAY_PREFIX = "replay: "
 """Marks the machine-readable line of a trace file."""
 
@@ -53,8 +52,8 @@ def corpus_root(target_name: str) -> Path:
         return Path(override)
     if is_selftest(target_name):
         return Path(tempfile.gettempdir()) / "kconform-fuzz-selftest"
-    if "site-packages" in COMMITTED.parts:
-        return Path.home() / ".cache" / "kconform" / "fuzz-regressions"
+    if locations.checkout() is None:
+        return locations.cache_root() / "fuzz-regressions"
     return COMMITTED
 
 
