@@ -61,15 +61,19 @@ class Built:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The wheel, built by pip from a copy of the files git would commit (tracked or new, not
-    ignored): a build inside the checkout would reuse its stale `build/lib`."""
+    ignored): a build inside the checkout would reuse its stale `build/lib`. With the build
+    backend requirements.txt locks into this virtualenv (no isolated build resolving
+    `setuptools>=77` on the day)."""
     source = tmp_path_factory.mktemp("source")
     for name in _git("ls-files", "--cached", "--others", "--exclude-standard"):
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     dist = tmp_path_factory.mktemp("dist")
+    argv = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+            "-w", str(dist), str(source)]  # fmt: skip
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(dist), str(source)],
+        argv,
         capture_output=True,
         text=True,
         timeout=300,
