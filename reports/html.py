@@ -173,7 +173,7 @@ def _subjects_table(columns: list[Subject]) -> str:
         rows.append(
             f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
-            f"</span>{_lock_note(s)}<div class=\"caps\">{caps}</div></div></td>"
+            f'</span>{_lock_note(s)}<div class="caps">{caps}</div></div></td>'
             f'{counts}<td class="n">{s.total}</td><td>{ci}</td></tr>'
         )
     return (
