@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -381,6 +382,43 @@ def test_clients_rows_list_what_npm_serves_and_what_is_installed(
     assert "1.35.0 2.12.1" in rows["platformatic-kafka@<version>"]
     assert "1.0.0 1.10.1" in rows["confluent-kafka-javascript@<version>"]
     assert _installs(fake_npm) == []  # listing never installs
+
+
+# --- for real, with npm and its registry ----------------------------------------------------
+
+
+def test_a_real_lock_is_written_and_installed_with_npm_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    npm = shutil.which("npm")
+    if shutil.which("node") is None or npm is None:
+        pytest.skip("no `node` and `npm` on PATH")
+    try:
+        probe = subprocess.run([npm, "view", "kafkajs@2.2.4", "version"], capture_output=True,
+                               text=True, timeout=60, cwd=tmp_path)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.skip("the npm registry did not answer `npm view kafkajs@2.2.4` within 60 s")
+    if probe.returncode != 0 or "2.2.4" not in probe.stdout:
+        pytest.skip(f"the npm registry does not serve kafkajs@2.2.4 here: {probe.stderr[-300:]}")
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KCONFORM_LOCKFILES", str(tmp_path / "locks"))
+    assert main(["clients", "lock", "kafkajs@2.2.4"]) == 0
+    folder = tmp_path / "locks" / "kafkajs" / "2.2.4"
+    entry = json.loads((folder / "package-lock.json").read_text())["packages"]
+    committed = lockfiles.COMMITTED / "kafkajs" / "2.2.4" / "package-lock.json"
+    assert entry["node_modules/kafkajs"]["version"] == "2.2.4"
+    assert entry == json.loads(committed.read_text())["packages"]  # same tarball, same integrity
+    driver = create_driver(parse_clients("kafkajs@2.2.4")[0])
+    assert isinstance(driver, NpmDriver) and driver.unavailable_reason() is None
+    assert driver.lock == lockfiles.digest(folder) and driver.version == "2.2.4"
+    assert driver.packages.is_relative_to(tmp_path / "cache")
+    installed = driver.packages / "node_modules" / "kafkajs" / "package.json"
+    assert json.loads(installed.read_text())["version"] == "2.2.4"
+    lock = json.loads((folder / "package-lock.json").read_text())  # another tarball's integrity
+    lock["packages"]["node_modules/kafkajs"]["integrity"] = "sha512-" + "A" * 86 + "=="
+    (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    reason = create_driver(parse_clients("kafkajs@2.2.4")[0]).unavailable_reason() or ""
+    assert " ci --omit=dev " in reason and "EINTEGRITY" in reason, reason
 
 
 # --- for real, against the reference broker ------------------------------------------------
