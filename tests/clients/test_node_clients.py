@@ -277,9 +277,13 @@ def test_a_lock_whose_engines_the_machines_node_fails_is_refused_before_npm(
     write_lock(tmp_path / "locks", "platformatic-kafka@2.12.1", engines=">=99.0.0")
     reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
     assert reason is not None and "cannot run on Node" in reason
+    assert "leaves to this machine" in reason
     assert "@platformatic/kafka@2.12.1 needs Node >=99.0.0" in reason
     assert "`kconform clients lock platformatic-kafka@2.12.1`" in reason
-    assert _installs(fake_npm) == []
+    write_lock(tmp_path / "locks", "platformatic-kafka@2.12.1", engines=">=99.0.0", node="22.23.3")
+    reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
+    assert reason is not None and "cannot run on Node 22.23.3, the Node its lock names" in reason
+    assert _installs(fake_npm) == []  # neither that Node nor the client is installed
 
 
 @NODE
