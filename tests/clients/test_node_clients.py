@@ -271,6 +271,17 @@ def test_engines_no_node_on_npm_satisfies_leave_the_release_unlocked(
 
 
 @NODE
+def test_a_node_listing_that_is_not_json_leaves_the_release_unlocked(
+    fake_npm: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_ENGINES", ">=26")
+    monkeypatch.setenv("FAKE_NPM_NODE_VIEW", "npm error code E404")
+    assert main(["clients", "lock", "platformatic-kafka@2.12.0"]) == 2
+    out = capsys.readouterr().out
+    assert f"npm printed no JSON list of {nodejs.package_name()}'s versions" in out
+
+
+@NODE
 def test_a_lock_whose_engines_the_machines_node_fails_is_refused_before_npm(
     fake_npm: Path, tmp_path: Path
 ) -> None:
