@@ -1,13 +1,16 @@
 """The npm kinds (`kafkajs@`, `platformatic-kafka@`, `confluent-kafka-javascript@`): how a
-version is installed and identified, offline (a fake `npm` on PATH, the real `node` and driver
-files), and their drivers against the reference broker for real.
+version is locked, installed from its lock and identified, offline (a fake `npm` on PATH, the
+real `node` and driver files), and their drivers against the reference broker for real.
 
-The fake `npm` answers `view` with a captured version list and `install` by writing the package
-into node_modules, so the recipe (the exact pin, --engine-strict, a kind's install environment,
+The fake `npm` answers `view` with a captured version list, `install --package-lock-only` by
+writing a package-lock.json of the exact pins (each with the `engines.node` of
+`FAKE_NPM_ENGINES`), and `ci` by writing what the lock names into node_modules (a `node-<os>-
+<cpu>` package as the real `node` under its name), so the recipe (`npm ci` of the committed
+lock, a changed lock installed again, no lock no install, the Node a lock names first on PATH,
 one install per version under the lock, a driver copied again without reinstalling, failures
-that name their step, the `--describe` check) runs without a registry. The real tests install
-into kconform's own cache (a build of confluent-kafka-javascript takes minutes, once) and skip,
-saying why, when node, npm or the registry is missing or an install fails.
+that name their step, the `--describe` check) runs without a registry. The real tests lock and
+install into kconform's own cache (a build of confluent-kafka-javascript takes minutes, once)
+and skip, saying why, when node, npm or the registry is missing or an install fails.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,11 +30,14 @@ import pytest
 
 from kconform.cli import main
 from kconform.codecs.framing import decode_request
+from kconform.fixtures import lockfiles
 from kconform.fixtures.clients import (
     ClientDriver,
     ClientUnavailable,
     Scenario,
     create_driver,
+    node_engines,
+    nodejs,
     parse_clients,
 )
 from kconform.fixtures.clients.driver import ClientRun
@@ -37,6 +45,7 @@ from kconform.fixtures.clients.npmbuild import (
     CONTRACT,
     NpmDriver,
     node_headers,
+    package_json,
     parse_npm_versions,
 )
 from kconform.fixtures.clients.registry import client_kinds
@@ -49,34 +58,95 @@ KINDS = ("confluent-kafka-javascript", "kafkajs", "platformatic-kafka")
 KAFKAJS_VIEW = '[\n  "0.1.0",\n  "1.16.0",\n  "2.0.0-beta.1",\n  "2.2.3",\n  "2.2.4",\n' \
     '  "2.3.0-beta.3"\n]\n'  # fmt: skip
 
-FAKE_NPM = r"""#!/bin/sh
-if [ "$1" = view ]; then printf '%s' "$FAKE_NPM_VIEW"; exit 0; fi
-echo "$* CKJS_LINKING=$CKJS_LINKING nodedir=$npm_config_nodedir" >> "$FAKE_NPM_LOG"
-[ -n "$FAKE_NPM_FAIL" ] && { echo "npm error $FAKE_NPM_FAIL" >&2; exit 1; }
-spec=$(for a; do :; done; echo "$a")
-package=${spec%@*}; version=${FAKE_NPM_VERSION:-${spec##*@}}
-mkdir -p "node_modules/$package"
-printf '{"name": "%s", "version": "%s"}\n' "$package" "$version" \
-  > "node_modules/$package/package.json"
-echo "module.exports = {librdkafkaVersion: '9.9.9', Kafka: function () {}}" \
-  > "node_modules/$package/index.js"
-sleep 0.2
+FAKE_NPM = r"""
+import json, os, pathlib, shutil, sys, time
+args = sys.argv[1:]
+env = os.environ
+if args[0] == "view":
+    sys.stdout.write(env["FAKE_NPM_NODE_VIEW" if args[1].startswith("node-") else "FAKE_NPM_VIEW"])
+    sys.exit(0)
+node = shutil.which("node") or ""
+with open(env["FAKE_NPM_LOG"], "a") as log:
+    print(" ".join(args), f"CKJS_LINKING={env.get('CKJS_LINKING', '')}",
+          f"nodedir={env.get('npm_config_nodedir', '')}", f"node={node}", file=log)
+if env.get("FAKE_NPM_FAIL"):
+    sys.exit(f"npm error {env['FAKE_NPM_FAIL']}")
+here = pathlib.Path.cwd()
+if "--package-lock-only" in args:  # resolve: each dependency at its exact version
+    deps = json.loads((here / "package.json").read_text())["dependencies"]
+    packages = {"": {"dependencies": deps}}
+    for name, version in deps.items():
+        entry = {"version": version, "integrity": "sha512-fake"}
+        if env.get("FAKE_NPM_ENGINES") and not name.startswith("node-"):
+            entry["engines"] = {"node": env["FAKE_NPM_ENGINES"]}
+        packages[f"node_modules/{name}"] = entry
+    lock = {"lockfileVersion": 3, "requires": True, "packages": packages}
+    (here / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    sys.exit(0)
+if args[0] != "ci" or not (here / "package-lock.json").is_file():
+    sys.exit("npm error the fake npm runs `ci` from a package-lock.json only")
+lock = json.loads((here / "package-lock.json").read_text())
+for path, entry in lock["packages"].items():
+    if not path:
+        continue
+    folder = here / path
+    name = path.removeprefix("node_modules/")
+    version = entry["version"] if name.startswith("node-") else \
+        env.get("FAKE_NPM_VERSION") or entry["version"]
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"name": name, "version": version}))
+    (folder / "index.js").write_text(
+        "module.exports = {librdkafkaVersion: '9.9.9', Kafka: function () {}}\n")
+    if name.startswith("node-"):  # a Node binary: the real one, under the locked version's name
+        (folder / "bin").mkdir()
+        (folder / "bin" / "node").write_text(f"#!/bin/sh\nexec {env['FAKE_REAL_NODE']} \"$@\"\n")
+        (folder / "bin" / "node").chmod(0o755)
+        (folder / "include" / "node").mkdir(parents=True)
+        (folder / "include" / "node" / "node_api.h").write_text("")
+time.sleep(0.2)
 """
+FAKE_NODE_VIEW = '["20.20.2", "22.9.0", "22.22.0", "22.23.3", "24.6.0", "24.11.0", "25.0.0"]'
+LOCKED = ("kafkajs@2.2.4", "platformatic-kafka@2.12.1", "confluent-kafka-javascript@1.10.1")
+PACKAGES = {"kafkajs": "kafkajs", "platformatic-kafka": "@platformatic/kafka",
+            "confluent-kafka-javascript": "@confluentinc/kafka-javascript"}  # fmt: skip
+
+
+def write_lock(locks: Path, label: str, engines: str | None = None, node: str | None = None,
+               integrity: str = "sha512-fake") -> Path:  # fmt: skip
+    """A lock for `label` as `kconform clients lock` writes one, into the `locks` folder."""
+    kind, _, version = label.partition("@")
+    package = PACKAGES[kind]
+    entry: dict[str, object] = {"version": version, "integrity": integrity}
+    if engines is not None:
+        entry["engines"] = {"node": engines}
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": {package: version}},
+                                               f"node_modules/{package}": entry}}  # fmt: skip
+    folder = locks / kind / version
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(package_json(package, version, node))
+    (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    return folder
 
 
 @pytest.fixture
 def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake `npm` on PATH, its log, and locks for `LOCKED` in `$KCONFORM_LOCKFILES`."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "npm").write_text(FAKE_NPM)
+    (bin_dir / "npm").write_text(f"#!{sys.executable}\n{FAKE_NPM}")
     (bin_dir / "npm").chmod(0o755)
     log = tmp_path / "npm.log"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_NPM_LOG", str(log))
     monkeypatch.setenv("FAKE_NPM_VIEW", KAFKAJS_VIEW)
+    monkeypatch.setenv("FAKE_NPM_NODE_VIEW", FAKE_NODE_VIEW)
+    monkeypatch.setenv("FAKE_REAL_NODE", shutil.which("node") or "node")
     monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
-    for name in ("FAKE_NPM_FAIL", "FAKE_NPM_VERSION", "CKJS_LINKING"):
+    monkeypatch.setenv("KCONFORM_LOCKFILES", str(tmp_path / "locks"))
+    for name in ("FAKE_NPM_FAIL", "FAKE_NPM_VERSION", "FAKE_NPM_ENGINES", "CKJS_LINKING"):
         monkeypatch.delenv(name, raising=False)
+    for label in LOCKED:
+        write_lock(tmp_path / "locks", label)
     return log
 
 
@@ -85,7 +155,9 @@ def _installs(log: Path) -> list[str]:
 
 
 @NODE
-def test_a_version_is_installed_once_and_identified_from_its_own_package(fake_npm: Path) -> None:
+def test_a_version_is_installed_once_from_its_lock_and_identified(
+    fake_npm: Path, tmp_path: Path
+) -> None:
     (spec,) = parse_clients("kafkajs@2.2.4")
     drivers: list[ClientDriver] = []
     threads = [threading.Thread(target=lambda: drivers.append(create_driver(spec)))
@@ -99,15 +171,130 @@ def test_a_version_is_installed_once_and_identified_from_its_own_package(fake_np
     assert (driver.implementation, driver.version, driver.capabilities) == (
         "kafkajs", "2.2.4", frozenset())  # fmt: skip
     (install,) = _installs(fake_npm)  # three drivers, one install
-    assert install.startswith("install ") and "--engine-strict" in install
-    assert install.split()[-3] == "kafkajs@2.2.4"
+    assert install.split(" CKJS_LINKING=")[0] == (
+        "ci --omit=dev --no-audit --no-fund --foreground-scripts --engine-strict"
+    )
     headers = node_headers(shutil.which("node") or "node")  # node-gyp builds against these
-    assert install.endswith(f"nodedir={headers or ''}")
-    assert json.loads((driver.packages / "package.json").read_text())["dependencies"] == {
-        "kafkajs": "2.2.4"}  # fmt: skip
+    assert f" nodedir={headers or ''} " in install
+    lock = tmp_path / "locks" / "kafkajs" / "2.2.4"
+    for name in ("package.json", "package-lock.json"):  # the committed lock, byte for byte
+        assert (driver.packages / name).read_bytes() == (lock / name).read_bytes()
+    assert driver.lock == lockfiles.digest(lock) and driver.describe()["lock"] == driver.lock
+    assert driver.packages.name == f"2.2.4-{driver.lock.partition(':')[2]}"
     assert (driver.folder / "node_modules").resolve() == driver.packages / "node_modules"
     assert (driver.folder / "contract.js").read_text() == CONTRACT.read_text()
-    assert driver.executable()[-1] == str(driver.folder / "driver.js")
+    assert driver.executable() == [shutil.which("node"), str(driver.folder / "driver.js")]
+
+
+@NODE
+def test_a_changed_lock_is_installed_again(fake_npm: Path, tmp_path: Path) -> None:
+    (spec,) = parse_clients("kafkajs@2.2.4")
+    before = create_driver(spec)
+    lock = tmp_path / "locks" / "kafkajs" / "2.2.4"
+    digest = lockfiles.digest(lock)
+    write_lock(tmp_path / "locks", "kafkajs@2.2.4", integrity="sha512-another")
+    assert lockfiles.digest(lock) != digest
+    after = create_driver(spec)
+    assert isinstance(before, NpmDriver) and isinstance(after, NpmDriver)
+    assert after.unavailable_reason() is None and after.lock == lockfiles.digest(lock)
+    assert after.packages != before.packages and after.folder != before.folder
+    assert "sha512-another" in (after.packages / "package-lock.json").read_text()
+    assert (after.folder / "node_modules").resolve() == after.packages / "node_modules"
+    assert len(_installs(fake_npm)) == 2
+
+
+def test_a_version_without_a_lock_is_unavailable_and_never_resolved(fake_npm: Path) -> None:
+    driver = create_driver(parse_clients("kafkajs@2.2.3")[0])  # no lock, here or committed
+    reason = driver.unavailable_reason() or ""
+    assert "kafkajs@2.2.3 has no committed dependency lock" in reason
+    assert "`kconform clients lock kafkajs@2.2.3`" in reason
+    assert _installs(fake_npm) == [] and driver.lock == ""
+
+
+@NODE
+def test_clients_lock_writes_the_lock_a_build_then_installs(
+    fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["clients", "lock", "kafkajs@2.2.4"]) == 0
+    folder = tmp_path / "locks" / "kafkajs" / "2.2.4"
+    assert (
+        f"kafkajs@2.2.4: {lockfiles.digest(folder)} written to {folder}" in capsys.readouterr().out
+    )
+    (resolve,) = _installs(fake_npm)
+    assert resolve.startswith("install --package-lock-only --ignore-scripts --omit=dev "
+                              "--save-exact ")  # fmt: skip
+    assert (folder / "package.json").read_text() == package_json("kafkajs", "2.2.4")
+    assert not (tmp_path / "locks" / nodejs.package_name()).exists()  # this Node will do
+    driver = create_driver(parse_clients("kafkajs@2.2.4")[0])
+    assert driver.unavailable_reason() is None and driver.lock == lockfiles.digest(folder)
+    assert _installs(fake_npm)[1].startswith("ci ")
+
+
+@NODE
+def test_a_lock_whose_engines_this_node_fails_runs_on_the_node_it_names(
+    fake_npm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_ENGINES", ">= 22.22.0 || >= 24.6.0")  # @platformatic/kafka 2.x
+    here = nodejs.machine_node()
+    if here is None or node_engines.satisfies(here, ">= 22.22.0 || >= 24.6.0"):
+        pytest.skip(f"this machine's Node ({here}) already satisfies the range")
+    assert main(["clients", "lock", "platformatic-kafka@2.12.1"]) == 0
+    folder = tmp_path / "locks" / "platformatic-kafka" / "2.12.1"
+    manifest = json.loads((folder / "package.json").read_text())
+    assert manifest["kconform"] == {"node": "22.23.3"}  # newest of the oldest fitting major
+    node_lock = tmp_path / "locks" / nodejs.package_name() / "22.23.3"
+    node_manifest = json.loads((node_lock / "package.json").read_text())
+    assert node_manifest["dependencies"] == {nodejs.package_name(): "22.23.3"}
+    driver = create_driver(parse_clients("platformatic-kafka@2.12.1")[0])
+    assert driver.unavailable_reason() is None
+    assert isinstance(driver, NpmDriver) and driver.node_bin is not None
+    node = str(driver.node_bin / "node")
+    assert driver.executable()[0] == node
+    assert driver.environment()["PATH"].split(os.pathsep)[0] == str(driver.node_bin)
+    node_ci, client_ci = _installs(fake_npm)[-2:]  # that Node first, then the client on it
+    assert node_ci.startswith("ci ") and "--ignore-scripts" in node_ci
+    assert client_ci.startswith("ci ") and client_ci.endswith(f" node={node}")
+    assert f" nodedir={driver.node_bin.parent.resolve()} " in client_ci  # its own headers
+
+
+@NODE
+def test_engines_no_node_on_npm_satisfies_leave_the_release_unlocked(
+    fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FAKE_NPM_ENGINES", ">=26")
+    assert main(["clients", "lock", "platformatic-kafka@2.12.0"]) == 2
+    out = capsys.readouterr().out
+    assert "platformatic-kafka@2.12.0: not locked" in out and "no Node on npm satisfies" in out
+    assert "@platformatic/kafka@2.12.0 needs Node >=26" in out
+    assert not (tmp_path / "locks" / "platformatic-kafka" / "2.12.0").exists()
+
+
+@NODE
+def test_a_node_listing_that_is_not_json_leaves_the_release_unlocked(
+    fake_npm: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_ENGINES", ">=26")
+    monkeypatch.setenv("FAKE_NPM_NODE_VIEW", "npm error code E404")
+    assert main(["clients", "lock", "platformatic-kafka@2.12.0"]) == 2
+    out = capsys.readouterr().out
+    assert f"npm printed no JSON list of {nodejs.package_name()}'s versions" in out
+
+
+@NODE
+def test_a_lock_whose_engines_the_machines_node_fails_is_refused_before_npm(
+    fake_npm: Path, tmp_path: Path
+) -> None:
+    write_lock(tmp_path / "locks", "platformatic-kafka@2.12.1", engines=">=99.0.0")
+    reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
+    assert reason is not None and "cannot run on Node" in reason
+    assert "leaves to this machine" in reason
+    assert "@platformatic/kafka@2.12.1 needs Node >=99.0.0" in reason
+    assert "`kconform clients lock platformatic-kafka@2.12.1`" in reason
+    write_lock(tmp_path / "locks", "platformatic-kafka@2.12.1", engines=">=99.0.0", node="22.23.3")
+    reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
+    assert reason is not None and "cannot run on Node 22.23.3, the Node its lock names" in reason
+    assert _installs(fake_npm) == []  # neither that Node nor the client is installed
 
 
 @NODE
@@ -141,7 +328,7 @@ def test_a_failed_install_names_npm_and_is_tried_again(
 ) -> None:
     monkeypatch.setenv("FAKE_NPM_FAIL", "code EBADENGINE")
     reason = create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason()
-    assert reason is not None and "installing @platformatic/kafka@2.12.1 from npm" in reason
+    assert reason is not None and "installing @platformatic/kafka@2.12.1 from its lock" in reason
     assert "npm error code EBADENGINE" in reason and "exited 1" in reason
     monkeypatch.delenv("FAKE_NPM_FAIL")
     assert create_driver(parse_clients("platformatic-kafka@2.12.1")[0]).unavailable_reason() is None
@@ -212,9 +399,46 @@ def test_clients_rows_list_what_npm_serves_and_what_is_installed(
     assert _installs(fake_npm) == []  # listing never installs
 
 
+# --- for real, with npm and its registry ----------------------------------------------------
+
+
+def test_a_real_lock_is_written_and_installed_with_npm_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    npm = shutil.which("npm")
+    if shutil.which("node") is None or npm is None:
+        pytest.skip("no `node` and `npm` on PATH")
+    try:
+        probe = subprocess.run([npm, "view", "kafkajs@2.2.4", "version"], capture_output=True,
+                               text=True, timeout=60, cwd=tmp_path)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.skip("the npm registry did not answer `npm view kafkajs@2.2.4` within 60 s")
+    if probe.returncode != 0 or "2.2.4" not in probe.stdout:
+        pytest.skip(f"the npm registry does not serve kafkajs@2.2.4 here: {probe.stderr[-300:]}")
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KCONFORM_LOCKFILES", str(tmp_path / "locks"))
+    assert main(["clients", "lock", "kafkajs@2.2.4"]) == 0
+    folder = tmp_path / "locks" / "kafkajs" / "2.2.4"
+    entry = json.loads((folder / "package-lock.json").read_text())["packages"]
+    committed = lockfiles.COMMITTED / "kafkajs" / "2.2.4" / "package-lock.json"
+    assert entry["node_modules/kafkajs"]["version"] == "2.2.4"
+    assert entry == json.loads(committed.read_text())["packages"]  # same tarball, same integrity
+    driver = create_driver(parse_clients("kafkajs@2.2.4")[0])
+    assert isinstance(driver, NpmDriver) and driver.unavailable_reason() is None
+    assert driver.lock == lockfiles.digest(folder) and driver.version == "2.2.4"
+    assert driver.packages.is_relative_to(tmp_path / "cache")
+    installed = driver.packages / "node_modules" / "kafkajs" / "package.json"
+    assert json.loads(installed.read_text())["version"] == "2.2.4"
+    lock = json.loads((folder / "package-lock.json").read_text())  # another tarball's integrity
+    lock["packages"]["node_modules/kafkajs"]["integrity"] = "sha512-" + "A" * 86 + "=="
+    (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    reason = create_driver(parse_clients("kafkajs@2.2.4")[0]).unavailable_reason() or ""
+    assert " ci --omit=dev " in reason and "EINTEGRITY" in reason, reason
+
+
 # --- for real, against the reference broker ------------------------------------------------
 
-REAL = {  # the newest release of each that runs on Node 20, and what its ApiVersions carries
+REAL = {  # one release of each, from its committed lock, and what its ApiVersions carries
     "kafkajs@2.2.4": (2, None),
     "platformatic-kafka@1.35.0": (3, "platformatic-kafka"),
     "confluent-kafka-javascript@1.10.1": (3, "confluent-kafka-javascript"),
