@@ -57,7 +57,8 @@ def test_setup_installs_only_the_lock() -> None:
     """The Makefile's set-up installs with --require-hashes and kconform itself with no deps: a
     plain `pip install -e .[dev]` would resolve pyproject's ranges on the day."""
     makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile.split("$(STAMP): pyproject.toml setup.py requirements.txt", 1)[1].split("\n\n")[0]
+    rule = "$(STAMP): pyproject.toml setup.py requirements.txt"
+    recipe = makefile.split(rule, 1)[1].split("\n\n")[0]
     assert "--require-hashes" in recipe and "-r requirements.txt" in recipe
     installs = [ln for ln in recipe.splitlines() if "pip install" in ln]
     assert installs and all("--require-hashes" in ln or "--no-deps" in ln for ln in installs)

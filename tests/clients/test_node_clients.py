@@ -393,7 +393,9 @@ def test_clients_rows_list_what_npm_serves_and_what_is_installed(
     monkeypatch.setenv("FAKE_NPM_VIEW", '["1.0.0", "1.10.1"]')  # not cached: npm is asked
     assert main(["clients"]) == 0
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
-    assert "obtains on first use: 2.2.4; built here: 2.2.4" in rows["kafkajs@<version>"]
+    assert "the registry lists: 2.2.4;" in rows["kafkajs@<version>"]  # 1.15.0: before `since`
+    assert "locked, so built on first use: 1.16.0 2.2.4 (" in rows["kafkajs@<version>"]
+    assert rows["kafkajs@<version>"].endswith("; built here: 2.2.4")
     assert "1.35.0 2.12.1" in rows["platformatic-kafka@<version>"]
     assert "1.0.0 1.10.1" in rows["confluent-kafka-javascript@<version>"]
     assert _installs(fake_npm) == []  # listing never installs
