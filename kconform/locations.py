@@ -21,6 +21,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+from kconform.errors import HarnessDefect
+
 __all__ = ["CACHE_ENV", "baselines", "cache_root", "checkout", "fuzz_regressions", "suites"]
 
 CACHE_ENV = "KCONFORM_CACHE"
@@ -30,7 +32,7 @@ def package_folder(name: str) -> Path:
     """The folder of package `name` (e.g. `kconform.baselines`), wherever it is installed."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"kconform is incompletely installed: no package {name}")
+        raise HarnessDefect(f"kconform is incompletely installed: no package {name}")
     return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
