@@ -334,7 +334,10 @@ class Client:
         if self.b.terminates_under_previous_subscription and self.previous is not None:
             self.subscription = self.previous
         for _ in range(2 if self.b.two_terminating_pushes else 1):
-            answer = await self.push(terminating=True)
+            try:
+                answer = await self.push(terminating=True)
+            except (ConnectionClosed, RequestTimeout, OSError):
+                return  # its connection is gone (a moved broker's old address): abandon it
             if answer.error_code != 0:
                 return  # abandon the final push (KIP-714 Client termination allows it)
 
