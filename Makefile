@@ -85,10 +85,11 @@ CLIENT_COVERAGE_DIR ?= build/client-coverage-gate
 CLIENT_GATED := $(and $(HAVE_RELEASES),$(filter 1,$(TEST_WORKERS)))
 CLIENT_COVERAGE := $(if $(CLIENT_GATED),--coverage --coverage-summary \
   --kconform-coverage $(CLIENT_COVERAGE_DIR))
+# --durations: the 40 slowest tests, so that CI's log says where the harness's time goes.
 test-harness: $(STAMP)
 	rm -rf $(CLIENT_COVERAGE_DIR)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(HARNESS_CLIENTS) \
-	  $(BASELINE_ARGS) $(JAVA_UNGATED) $(CLIENT_COVERAGE)
+	  $(BASELINE_ARGS) $(JAVA_UNGATED) $(CLIENT_COVERAGE) --durations=40
 ifneq ($(CLIENT_GATED),)
 	$(BIN)/python -m kconform.reports.coverage_gate \
 	  $(CLIENT_COVERAGE_DIR)/java-$(COVERAGE_GATED)/coverage.json
