@@ -17,6 +17,7 @@ from kconform.engine.results import CaseResult
 from kconform.reports.common import fails_run, failure_reason
 from kconform.reports.html_style import chip
 from kconform.reports.model import (
+    SCHEMA_PATH,
     VERDICTS,
     RunResults,
     baseline_verdicts,
@@ -173,3 +174,16 @@ def test_a_baseline_records_what_the_subject_said_it_bundles(tmp_path: Path) -> 
     path.write_text(json.dumps({"subject": "x", "verdicts": {}, "bundles": ["librdkafka"]}))
     with pytest.raises(ValueError, match="'bundles' must map library names to releases"):
         read_baseline(path)
+
+
+def test_the_results_schema_takes_a_subjects_bundles_as_library_to_release() -> None:
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    good = {"name": "rdkafka@0.39.0", "bundles": {"librdkafka": "2.12.1"}}
+    data = RunResults("0", 0.0, 1.0, subjects=[good]).to_dict()
+    jsonschema.validate(data, schema)
+    for bad in (["librdkafka"], {"librdkafka": ""}, {"librdkafka": 2}):
+        data["subjects"] = [{"name": "x", "bundles": bad}]
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(data, schema)
