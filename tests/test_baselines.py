@@ -187,3 +187,16 @@ def test_the_results_schema_takes_a_subjects_bundles_as_library_to_release() -> 
         data["subjects"] = [{"name": "x", "bundles": bad}]
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(data, schema)
+
+
+def test_kconform_baseline_records_what_the_subject_bundled(tmp_path: Path) -> None:
+    from kconform.cli import main
+
+    result = _result("pass", None)
+    result.subject = "confluent-kafka@2.7.0"
+    described = {"name": result.subject, "kind": "client", "bundles": {"librdkafka": "2.6.1"}}
+    RunResults("0", 0.0, 1.0, subjects=[described], results=[result]).write(tmp_path / "r.json")
+    out = tmp_path / "b.json"
+    assert main(["baseline", str(tmp_path / "r.json"), "--subject", result.subject,
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert read_baseline(out).bundles == {"librdkafka": "2.6.1"}
