@@ -3,9 +3,10 @@ committed baselines hold for its case on the subjects of its system.
 
 Rendered from the rule book (`kconform.rules.BUGS`) and `baselines/*.json` alone, by `make docs`
 (`python -m kconform.reports.bugs docs/bugs.md`); a test renders it again and compares. A
-subject's release is marked "affected" when the bug's affected releases cover it; a librdkafka
-bug is shown on confluent-kafka subjects without that mark, their baselines not recording the
-librdkafka they bundle.
+subject's release is marked "affected" when the bug's affected releases cover it. For a library
+other subjects bundle (librdkafka in the confluent-kafka bindings and rdkafka) that release is
+the one the baseline's `bundles` records, as the library reported it in the run: a binding's
+own version does not say which librdkafka it ran (confluent-kafka 2.16.1 bundles 2.16.0).
 """
 
 from __future__ import annotations
@@ -50,19 +51,23 @@ SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
     "confluent-kafka-javascript": ("confluent-kafka-javascript",),
 }
 """The subject kinds whose baselines speak for a system; a system missing has no driver."""
-BUNDLED = frozenset({"librdkafka"})
+BUNDLED = {"librdkafka": "librdkafka"}
+"""Systems run inside another's subjects, whose release the subject's name does not give: the
+library's name in a baseline's `bundles`, which gives it."""
 DEVIATIONS = frozenset({"fail", "non-strict", "error"})
-"""Systems run inside another's subjects, whose release the subject's name does not give."""
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One baseline's verdict on a bug's case: `affected` is whether the bug's releases cover
-    the subject's (None: not known)."""
+    """One baseline's verdict on a bug's case: `release` is the bug's system's release in that
+    subject (None: not recorded), `affected` whether the bug's releases cover it (None: not
+    known) and `bundled` the library it was bundled in ("" when the subject is the system)."""
 
     label: str
     affected: bool | None
     entry: str
+    release: Version | None = None
+    bundled: str = ""
 
     @property
     def outcome(self) -> str:
@@ -76,30 +81,39 @@ class Cell:
         return "varies" if deviates and "pass" in verdicts else "non-pass" if deviates else "pass"
 
 
+def _release(text: str) -> Version | None:
+    """A release as a version: "v2.5.0" -> (2, 5, 0), "2.16" -> (2, 16, 0); None if not one."""
+    if not re.fullmatch(r"v?\d+(\.\d+)*", text):
+        return None
+    numbers = tuple(int(n) for n in text.lstrip("v").split("."))
+    return numbers + (0,) * (3 - len(numbers))
+
+
 def _split(subject: str) -> tuple[str, Version | None]:
     """(kind, release) of a subject: "apache:3.7.0" -> ("apache", (3, 7, 0)); "confluent-kafka"
     (the installed package) -> ("confluent-kafka", None)."""
     parts = re.split(r"[:@]", subject, maxsplit=1)
-    if len(parts) == 1 or not re.fullmatch(r"v?\d+(\.\d+)*", parts[1]):
-        return parts[0], None
-    numbers = tuple(int(n) for n in parts[1].lstrip("v").split("."))
-    return parts[0], numbers + (0,) * (3 - len(numbers))
+    return parts[0], _release(parts[1]) if len(parts) == 2 else None
 
 
 def cells(bug: Known, columns: Sequence[Column]) -> list[Cell]:
-    """The verdicts on `bug.case` of the baselines of its system's subjects."""
+    """The verdicts on `bug.case` of the baselines of its system's subjects, each with the
+    system's release there: the subject's own, or the one its baseline records it bundled."""
     system, affected = split_who(bug.who)
     kinds = SUBJECT_KINDS.get(system, ())
-    ranges = None if system in BUNDLED else affected_ranges(affected)
+    ranges = affected_ranges(affected)
+    library = BUNDLED.get(system, "")
     out = []
     for column in columns:
         kind, version = _split(column.subject)
         if kind not in kinds or bug.case not in column.verdicts:
             continue
+        if library:
+            version = _release(column.bundles.get(library, ""))
         covered = None
         if ranges is not None and version is not None:
             covered = any(lo <= version <= hi for lo, hi in ranges)
-        out.append(Cell(column.label, covered, column.verdicts[bug.case]))
+        out.append(Cell(column.label, covered, column.verdicts[bug.case], version, library))
     return out
 
 
@@ -144,7 +158,7 @@ def holding(bug: Known, columns: Sequence[Column]) -> Holding:
     fixed = fixed_releases(bug)
     found = cells(bug, columns)
     affected = tuple(c for c in found if c.affected)
-    done = tuple(c for c in found if c.affected is False and _split(c.label)[1] in fixed)
+    done = tuple(c for c in found if c.affected is False and c.release in fixed)
     return Holding(affected, done)
 
 
@@ -157,8 +171,20 @@ def _verdicts_text(bug: Known, system: str, found: list[Cell], kinds_run: set[st
         if not set(SUBJECT_KINDS[system]) & kinds_run:
             return "not in the matrix yet"
         return "no baseline holds the case"
-    marks = {True: " (affected)", False: "", None: " (release not recorded)"}
-    return "; ".join(f"`{c.label}`{marks[c.affected]}: {c.entry}" for c in found)
+    return "; ".join(f"`{c.label}`{_mark(c)}: {c.entry}" for c in found)
+
+
+def _mark(cell: Cell) -> str:
+    """What follows a subject in the verdicts column: the bundled release it ran, and whether
+    the bug affects it."""
+    if cell.bundled and cell.release is None:
+        return f" ({cell.bundled} release not recorded)"
+    if cell.affected is None:
+        return " (release not recorded)"
+    shown = ".".join(map(str, cell.release)) if cell.bundled and cell.release else ""
+    notes = [f"{cell.bundled} {shown}"] if shown else []
+    notes += ["affected"] if cell.affected else []
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def _escape(text: str) -> str:
@@ -193,8 +219,10 @@ def render_markdown(columns: Sequence[Column]) -> str:
         found = cells(bug, columns) if bug.case else []
         held = holding(bug, columns)
         if held.in_matrix and not held.caught:
-            passed = ", ".join(c.label for c in held.affected if c.outcome != "non-pass")
-            notes.append(f"- `{bug.bug}` passes on {passed}: {bug.missed or 'not explained'}")
+            passed = ", ".join(f"{c.label}{'' if c.outcome == 'pass' else f' ({c.outcome})'}"
+                               for c in held.affected if c.outcome != "non-pass")  # fmt: skip
+            notes.append(f"- `{bug.bug}` is not caught on {passed}: "
+                         f"{bug.missed or 'not explained'}")  # fmt: skip
         for cell in held.flagged:
             notes.append(f"- `{bug.bug}` is not a pass on {cell.label}, which fixed it")
         uncaught += bool(bug.uncaught)
@@ -215,7 +243,9 @@ def render_markdown(columns: Sequence[Column]) -> str:
         "clients kconform can run: the system, the releases affected and the first fixed, the "
         "behaviour, the public source, the rule it breaks (in [rules.md](rules.md)) and the case "
         "meant to catch it, with that case's verdict in each committed baseline of the system "
-        "(`(affected)`: the bug's releases cover that subject's). None is KIP-977's: no release "
+        "(`(affected)`: the bug's releases cover that subject's; a librdkafka bug is held to the "
+        "librdkafka each subject's baseline records it bundled, as the library reported itself in "
+        "the run, shown beside it). None is KIP-977's: no release "
         "implements it (apache/kafka#20397 was closed unmerged).",
         "",
         f"{len(BUGS)} bugs: {len(BUGS) - awaiting} filed under a rule, {awaiting} awaiting one, "

@@ -61,6 +61,7 @@ class Column:
     source: str
     verdicts: Mapping[str, str]
     why: Mapping[str, str]
+    bundles: Mapping[str, str] = field(default_factory=dict)  # library -> release bundled
 
     @property
     def label(self) -> str:
@@ -85,7 +86,7 @@ def load_columns(paths: Iterable[Path]) -> list[Column]:
         plain = re.sub(r"[:@/]", "-", baseline.subject)
         variant = path.stem[len(plain) + 1 :] if path.stem.startswith(plain + "-") else ""
         columns.append(Column(baseline.subject, variant, path.name, baseline.verdicts,
-                              baseline.why))  # fmt: skip
+                              baseline.why, baseline.bundles))  # fmt: skip
     return sorted(columns, key=_order)
 
 

@@ -119,6 +119,9 @@ class Baseline:
     brokers: int | None
     verdicts: dict[str, str]
     why: dict[str, str]
+    bundles: dict[str, str] = field(default_factory=dict)
+    """The release of each library the subject bundled in the run measured, as the subject
+    described itself (`subjects[].bundles` of results.json): {"librdkafka": "2.5.0"}."""
 
 
 def read_baseline(path: Path) -> Baseline:
@@ -141,13 +144,27 @@ def read_baseline(path: Path) -> Baseline:
         isinstance(k, str) and isinstance(v, str) for k, v in why.items()
     ):
         raise UsageError(f"baseline {path}: 'why' must map case ids to text")
+    bundles = data.get("bundles", {})
+    if not isinstance(bundles, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in bundles.items()
+    ):
+        raise UsageError(f"baseline {path}: 'bundles' must map library names to releases")
     brokers = data.get("brokers")
     return Baseline(
         subject=str(data.get("subject") or path.stem),
         brokers=brokers if isinstance(brokers, int) else None,
         verdicts=dict(verdicts),
         why=dict(why),
+        bundles=dict(bundles),
     )
+
+
+def bundles_of(run: RunResults, subject: str) -> dict[str, str]:
+    """What `subject` said it bundles in `run` (its `subjects[]` entry), {} if nothing."""
+    for described in run.subjects:
+        if described.get("name") == subject and isinstance(described.get("bundles"), dict):
+            return {str(k): str(v) for k, v in sorted(described["bundles"].items())}
+    return {}
 
 
 def load_baseline(path: Path) -> dict[str, str]:
@@ -184,12 +201,14 @@ def write_baseline(
     earlier: Baseline | None = None,
     *,
     keep_unrun: bool = False,
+    bundles: dict[str, str] | None = None,
 ) -> None:
     """Record the verdicts of `subject` as its baseline (sorted, one line per case). From an
     earlier baseline it keeps the `why` of each case still listed, and an entry with
     alternatives that accepts the new verdict (one run shows one of them; it does not narrow
     what is known to vary). `keep_unrun`: a run of some cases only (`--cases`) keeps the
-    earlier verdicts of the others."""
+    earlier verdicts of the others. `bundles`: what the subject bundled in this run
+    (`bundles_of`), recorded so a bug of a bundled library is held to the release it names."""
     before = earlier.verdicts if earlier else {}
     ran = {r.case_id for r in results if r.subject == subject}
     verdicts = {k: v for k, v in before.items() if keep_unrun and k not in ran}
@@ -200,7 +219,11 @@ def write_baseline(
             verdicts[r.case_id] = old if varies and old else r.verdict
     verdicts = dict(sorted(verdicts.items()))
     why = earlier.why if earlier else {}
-    body: dict[str, Any] = {"subject": subject, "verdicts": verdicts}
+    body: dict[str, Any] = {
+        "subject": subject,
+        **({"bundles": bundles} if bundles else {}),
+        "verdicts": verdicts,
+    }
     kept = {k: v for k, v in sorted(why.items()) if k in verdicts}
     if kept:
         body["why"] = kept

@@ -306,7 +306,13 @@ PAYLOAD = (
                       "client type's metrics, pushes with a null Metrics, which the broker "
                       "answers by closing the connection, push after push",
                       f"{_RDK_2101} (issue #5106, PR #4912)", bug="rdk-null-metrics-payload",
-                      fixed_in="2.10.1", case="kip714.client.payload.unmatched_not_null"),
+                      fixed_in="2.10.1", case="kip714.client.payload.unmatched_not_null",
+                      missed="cannot be reproduced on librdkafka 2.5.0 (confluent-kafka@2.5.0, "
+                      "confluent-kafka-go@v2.5.0): the subscription that makes 2.5.3-2.10.0 "
+                      "push a null Metrics aborts 2.5.0 while it builds its first push "
+                      "(rdk-assert-no-matching-metrics, which that case catches), so no push "
+                      "reaches the wire to judge and the case is not-applicable there; it fails "
+                      "on every other affected release in the matrix"),
                 Known("confluent-kafka-javascript v0.3.0-v1.3.0", "pushes a null Metrics and is "
                       "disconnected after each push, as its librdkafka (2.6.0-2.10.0) does",
                       "confluent-kafka-javascript CHANGELOG ('References librdkafka' lines)",
@@ -360,11 +366,13 @@ PAYLOAD = (
     Rule("kip714.client.payload.required_metrics", Level.MUST, "KIP-714",
          "Client metrics and metric labels", "",
          'Asked for ["*"], a client sends every metric the KIP requires of a producer or '
-         "consumer.", ruling=1, behaviour="E.1",
+         "consumer; asked for prefixes, every such metric one of them matches.", ruling=1,
+         behaviour="E.1",
          known=(Known("librdkafka 2.5.0-2.10.0", "reads requested names past their length, so "
                       "some prefixes fail to match and metrics it has are left out",
                       f"{_RDK_2101} (issue #5102, PR #5105)", bug="rdk-metric-name-read-oob",
-                      fixed_in="2.10.1", case="kip714.client.payload.required_producer"),)),
+                      fixed_in="2.10.1", case="kip714.client.payload.required_under_prefixes"),
+                )),
     Rule("kip714.client.payload.requested_only", Level.MUST, "KIP-714", "Client behavior",
          "update its internal metrics collection to match the received subscription (absolute "
          "update)",
@@ -391,7 +399,13 @@ PAYLOAD = (
                       "matched on confluent-kafka@2.10.0",
                       "librdkafka CHANGELOG v2.10.1 (issue #5103, PR #5104)",
                       bug="rdk-duplicate-metrics-multi-prefix", fixed_in="2.10.1",
-                      case="kip714.client.payload.overlapping_prefixes"),)),
+                      case="kip714.client.payload.overlapping_prefixes",
+                      missed="cannot be reproduced on any release: every release it affects "
+                      "has rdk-metric-name-read-oob too, under which only the last requested "
+                      "prefix matches anything (measured: kip714.client.payload."
+                      "required_under_prefixes fails on each affected release in the matrix, "
+                      "which pushes only the last prefix's metrics), so no metric is matched by "
+                      "two prefixes; 2.10.1 fixed both"),)),
     Rule("kip714.client.payload.empty_prefix_all", Level.SHOULD, "KIP-714",
          "GetTelemetrySubscriptionsResponse", "array[0] empty string = all",
          'RequestedMetrics [""] is read as all metrics.', ruling=1, behaviour="E.1"),

@@ -17,8 +17,11 @@ from kconform.engine.results import CaseResult
 from kconform.reports.common import fails_run, failure_reason
 from kconform.reports.html_style import chip
 from kconform.reports.model import (
+    SCHEMA_PATH,
     VERDICTS,
+    RunResults,
     baseline_verdicts,
+    bundles_of,
     layered_baselines,
     load_baseline,
     load_baseline_why,
@@ -153,3 +156,47 @@ def test_a_run_of_some_cases_updates_theirs_and_keeps_the_others(tmp_path: Path)
     assert again.why == {"a.b": "KAFKA-1"}
     write_baseline(path, "java:9.9.9", [new], read_baseline(path))
     assert read_baseline(path).verdicts == {"e.f": "non-strict"}
+
+
+def test_a_baseline_records_what_the_subject_said_it_bundles(tmp_path: Path) -> None:
+    """The bug record holds a librdkafka bug to the librdkafka a binding ran (reports/bugs.py),
+    which only the run knows: results.json's `subjects[].bundles` goes into the baseline."""
+    run = RunResults("0", 0.0, subjects=[
+        {"name": "confluent-kafka@2.7.0", "kind": "client", "bundles": {"librdkafka": "2.6.1"}},
+        {"name": "java:9.9.9", "kind": "client"}])  # fmt: skip
+    assert bundles_of(run, "confluent-kafka@2.7.0") == {"librdkafka": "2.6.1"}
+    assert bundles_of(run, "java:9.9.9") == {} == bundles_of(run, "absent")
+    path = tmp_path / "b.json"
+    write_baseline(path, "java:9.9.9", [_result("pass", None)], bundles={"librdkafka": "2.6.1"})
+    assert read_baseline(path).bundles == {"librdkafka": "2.6.1"}
+    write_baseline(path, "java:9.9.9", [_result("pass", None)])
+    assert read_baseline(path).bundles == {} and "bundles" not in path.read_text()
+    path.write_text(json.dumps({"subject": "x", "verdicts": {}, "bundles": ["librdkafka"]}))
+    with pytest.raises(ValueError, match="'bundles' must map library names to releases"):
+        read_baseline(path)
+
+
+def test_the_results_schema_takes_a_subjects_bundles_as_library_to_release() -> None:
+    import jsonschema
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    good = {"name": "rdkafka@0.39.0", "bundles": {"librdkafka": "2.12.1"}}
+    data = RunResults("0", 0.0, 1.0, subjects=[good]).to_dict()
+    jsonschema.validate(data, schema)
+    for bad in (["librdkafka"], {"librdkafka": ""}, {"librdkafka": 2}):
+        data["subjects"] = [{"name": "x", "bundles": bad}]
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(data, schema)
+
+
+def test_kconform_baseline_records_what_the_subject_bundled(tmp_path: Path) -> None:
+    from kconform.cli import main
+
+    result = _result("pass", None)
+    result.subject = "confluent-kafka@2.7.0"
+    described = {"name": result.subject, "kind": "client", "bundles": {"librdkafka": "2.6.1"}}
+    RunResults("0", 0.0, 1.0, subjects=[described], results=[result]).write(tmp_path / "r.json")
+    out = tmp_path / "b.json"
+    assert main(["baseline", str(tmp_path / "r.json"), "--subject", result.subject,
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert read_baseline(out).bundles == {"librdkafka": "2.6.1"}

@@ -14,7 +14,7 @@ from kconform.cli import matrix
 from kconform.cli.matrix import readme_tables, render_pages
 from kconform.engine.results import CaseResult
 from kconform.reports.matrix import build, load_columns, render_html, render_markdown
-from kconform.reports.model import baseline_verdicts, read_baseline
+from kconform.reports.model import RunResults, baseline_verdicts, read_baseline
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))
@@ -132,7 +132,10 @@ def test_matrix_writes_under_the_current_folder_never_into_the_package(
     subject = "confluent-kafka@2.5.0"
     result = CaseResult("kip511.client.software_identity", "t", "", "MUST", "511", subject,
                         "client", "confluent-kafka", "2.5.0", "pass")  # fmt: skip
-    matrix._record(subject, subject, [result], False, args.baselines)
+    described = {"name": subject, "kind": "client", "bundles": {"librdkafka": "2.5.0"}}
+    run = RunResults("0", 0.0, subjects=[described], results=[result])
+    matrix._record(subject, subject, run, False, args.baselines)
     written = read_baseline(tmp_path / "baselines" / f"{subject}.json")
     assert written.verdicts == {"kip511.client.software_identity": "pass"}
+    assert written.bundles == {"librdkafka": "2.5.0"}  # what the run's subject said it bundled
     assert sorted(p.name for p in locations.baselines().iterdir()) == packaged

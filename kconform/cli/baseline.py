@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.results is None or not args.subject or args.out is None:
         raise UsageError("baseline needs a results folder, --subject and --out (or --prune)")
     from kconform.cli.checks import check_outputs
-    from kconform.reports.model import RunResults, read_baseline, write_baseline
+    from kconform.reports.model import RunResults, bundles_of, read_baseline, write_baseline
 
     check_outputs({}, {"--out": args.out})
     source = args.results / "results.json" if args.results.is_dir() else args.results
@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
         earlier = read_baseline(args.out) if args.out.is_file() else None
     except ValueError:
         earlier = None
-    write_baseline(args.out, args.subject, results.results, earlier)
+    write_baseline(
+        args.out, args.subject, results.results, earlier, bundles=bundles_of(results, args.subject)
+    )
     count = sum(1 for r in results.results if r.subject == args.subject)
     print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
     return EXIT_OK

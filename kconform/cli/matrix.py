@@ -26,13 +26,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kconform import locations
 from kconform.cli.base import Command
 from kconform.cli.checks import check_outputs
-from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
+
+if TYPE_CHECKING:
+    from kconform.reports.model import RunResults
 
 __all__ = ["COMMAND", "pytest_run", "readme_tables", "render_pages"]
 
@@ -190,7 +193,7 @@ def _run_releases(args: argparse.Namespace) -> int:
         if counts.get("error"):
             worst = EXIT_ERRORS
         if args.write_baselines:
-            _record(subject, name, RunResults.read(results).results, bool(args.cases),
+            _record(subject, name, RunResults.read(results), bool(args.cases),
                     args.baselines)  # fmt: skip
     return worst
 
@@ -201,18 +204,23 @@ def pytest_run(command: list[str], log: Path) -> int:
         return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
 
 
-def _record(
-    subject: str, name: str, results: list[CaseResult], keep_unrun: bool, folder: Path
-) -> None:
+def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: Path) -> None:
     """Write `<folder>/<name>.json`, saying which verdicts changed (their whys need a look). A
     3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
     them (reports.model.layered_baselines)."""
-    from kconform.reports.model import read_baseline, write_baseline
+    from kconform.reports.model import bundles_of, read_baseline, write_baseline
 
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{name}.json"
     earlier = read_baseline(target) if target.is_file() else None
-    write_baseline(target, subject, results, earlier, keep_unrun=keep_unrun)
+    write_baseline(
+        target,
+        subject,
+        run.results,
+        earlier,
+        keep_unrun=keep_unrun,
+        bundles=bundles_of(run, subject),
+    )
     written = read_baseline(target)
     if name.endswith("-3brokers"):
         single = folder / f"{name.removesuffix('-3brokers')}.json"

@@ -41,7 +41,10 @@ PREFIXES = ("org.apache.kafka.producer.node.", "org.apache.kafka.producer.connec
 
 
 async def _prefix_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
-    return await run_client(check, client, target, produce(3.0), metrics=PREFIXES)
+    return await shared_run(
+        check, client, target, "prefixes",
+        lambda: run_client(check, client, target, produce(3.0), metrics=PREFIXES),
+    )  # fmt: skip
 
 
 OTHER_TYPE = ("org.apache.kafka.consumer.",)
@@ -120,11 +123,38 @@ def _expect_requested_only(check: Check, recording: Recording) -> None:
     level=Level.MUST,
     requires=TELEMETRY,
     kind="client",
+    shares="prefixes",
 )
 async def test_requested_only(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     _expect_requested_only(check, await _prefix_run(check, client, client_target))
+
+
+@case(
+    "kip714.client.payload.required_under_prefixes",
+    rules=["kip714.client.payload.required_metrics"],
+    title="Asked for two prefixes, a producer pushes every required metric either one matches",
+    spec=f"{REQUIRED}; Client metrics configuration (prefix match); RequestedMetrics "
+    f"{list(PREFIXES)}; librdkafka #5102 (a prefix but the last read past its end)",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+    shares="prefixes",
+)
+async def test_required_under_prefixes(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    """Each prefix must match on its own: ["*"] takes a path of its own in librdkafka, which
+    never reads a requested name, so only a list of several prefixes sees #5102."""
+    recording = await _prefix_run(check, client, client_target)
+    require_telemetry(check, recording)
+    present = {p.name for p in judge(recording).points}
+    check.observe("metric names pushed", sorted(present))
+    matched = [m.name for m in required_metrics("producer") if m.name.startswith(PREFIXES)]
+    check.observe("required producer metrics the prefixes match", matched)
+    missing = [name for name in matched if name not in present]
+    check.expect("of those, missing from every push", [], missing)
 
 
 @case(

@@ -210,6 +210,27 @@ def test_command_driver_runs_the_path_as_given_not_the_symlink_target(
     assert relative.implementation == str(link)
 
 
+def test_the_installed_confluent_kafka_names_the_librdkafka_it_bundles() -> None:
+    """Which librdkafka a binding runs is what librdkafka reports, not the binding's version:
+    confluent-kafka 2.16.1 ships 2.16.0. results.json's subjects carry it (`bundles`)."""
+    import confluent_kafka
+
+    described = create_driver(parse_clients("confluent-kafka")[0]).describe()
+    assert described["bundles"] == {"librdkafka": confluent_kafka.libversion()[0]}
+
+
+def test_a_command_driver_may_name_what_it_bundles(tmp_path: Path) -> None:
+    script = tmp_path / "client.py"
+    body = "import json\nprint(json.dumps({'implementation': 'x', 'bundles': %s}))\n"
+    script.write_text(body % "{'librdkafka': '2.8.0'}")
+    driver = create_driver(parse_clients(f"command:{script}")[0])
+    assert driver.unavailable_reason() is None
+    assert driver.describe()["bundles"] == {"librdkafka": "2.8.0"}
+    script.write_text(body % "['librdkafka']")
+    reason = create_driver(parse_clients(f"command:{script}")[0]).unavailable_reason() or ""
+    assert "'bundles' as [\"librdkafka\"]" in reason and "expected an object" in reason
+
+
 def test_unknown_capability_in_describe_is_reported(tmp_path: Path) -> None:
     script = tmp_path / "client.py"
     script.write_text(

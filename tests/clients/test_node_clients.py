@@ -320,6 +320,7 @@ def test_a_kinds_install_environment_reaches_npm(fake_npm: Path) -> None:
     assert " CKJS_LINKING=dynamic " in _installs(fake_npm)[0]
     assert driver.implementation == "confluent-kafka-javascript (librdkafka 9.9.9)"
     assert driver.capabilities == frozenset({Capability.TELEMETRY})
+    assert driver.describe()["bundles"] == {"librdkafka": "9.9.9"}  # as the binding reports it
 
 
 @NODE

@@ -5,6 +5,7 @@ claims the rule the bug is filed under; docs/bugs.md is the record and the basel
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from kconform.errors import HarnessDefect
 from kconform.reports.bugs import (
     BASELINES,
+    BUNDLED,
     SUBJECT_KINDS,
     cells,
     fixed_releases,
@@ -90,6 +92,41 @@ def test_a_baselines_release_is_marked_affected_when_the_range_covers_it(tmp_pat
                 case="a.case")  # fmt: skip
     found = [(c.label, c.affected, c.outcome) for c in cells(bug, columns)]
     assert found == [("apache:3.7.0", True, "non-pass"), ("apache:4.1.0", False, "pass")]
+
+
+def test_a_bundled_librarys_bug_is_held_to_the_release_each_baseline_records(
+    tmp_path: Path,
+) -> None:
+    """confluent-kafka 2.7.0 bundles librdkafka 2.6.1: a librdkafka bug is judged on 2.6.1,
+    never on the binding's own number, and a baseline without the record is not counted."""
+    for name, bundles in (("confluent-kafka@2.7.0", {"librdkafka": "2.6.1"}),
+                          ("confluent-kafka@2.9.0", {"librdkafka": "2.8.0"}),
+                          ("confluent-kafka@2.8.2", {})):  # fmt: skip
+        body = {"subject": name, "bundles": bundles, "verdicts": {"a.case": "fail"}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(body), encoding="utf-8")
+    columns = load_columns(sorted(tmp_path.glob("*.json")))
+    bug = Known("librdkafka 2.6.0-2.6.x", "does a thing", "#1", bug="x", fixed_in="2.7.0",
+                case="a.case")  # fmt: skip
+    found = {c.label: (c.affected, c.release) for c in cells(bug, columns)}
+    assert found == {"confluent-kafka@2.7.0": (True, (2, 6, 1)),
+                     "confluent-kafka@2.8.2": (None, None),
+                     "confluent-kafka@2.9.0": (False, (2, 8, 0))}  # fmt: skip
+    assert holding(bug, columns).caught
+    fixed = Known("librdkafka 2.6.0-2.6.x", "x", "#1", bug="x", fixed_in="2.8.0", case="a.case")
+    assert [c.label for c in holding(fixed, columns).flagged] == ["confluent-kafka@2.9.0"]
+
+
+def test_every_baseline_of_a_bundling_subject_records_the_release_it_bundled() -> None:
+    """Without it a bundled library's bug is shown as "release not recorded" and left out of
+    the figure: the data, not the page, must say which librdkafka each subject ran."""
+    columns = load_columns(sorted(BASELINES.glob("*.json")))
+    missing = [
+        (c.source, library)
+        for system, library in BUNDLED.items()
+        for c in columns
+        if re.split(r"[:@]", c.subject)[0] in SUBJECT_KINDS[system] and library not in c.bundles
+    ]
+    assert missing == []
 
 
 def test_fixed_releases_are_the_versions_before_any_comment() -> None:
