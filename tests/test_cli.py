@@ -14,6 +14,7 @@ import pytest
 from kconform.cli import main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
+from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 from kconform.reports.model import SCHEMA_PATH, RunResults
 from kconform.runner import output_dir
@@ -146,6 +147,32 @@ def test_baseline_and_report_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
     # one run given twice (its folder and its results file) would count every verdict twice
     assert main(["report", str(run_dir), str(run_dir / "results.json")]) == EXIT_USAGE
     assert main(["report", str(tmp_path / "nothing-here")]) == EXIT_USAGE
+
+
+def _result(case_id: str, verdict: str) -> CaseResult:
+    return CaseResult(case_id, "t", "KIP-714", "MUST", "KIP-714", "reference", "broker", "ref",
+                      "1", verdict)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "interrupted", "code", "words"),
+    [
+        (["pass", "pass"], False, EXIT_OK, "overall: PASS"),
+        (["pass", "fail"], False, EXIT_FAILURES, "overall: FAIL"),
+        (["pass", "pass"], True, EXIT_ERRORS, "INTERRUPTED"),
+        (["skipped", "unsupported"], False, EXIT_ERRORS, "NOT RUN"),
+        (["pass", "error"], False, EXIT_ERRORS, "overall: FAIL"),
+    ],
+)
+def test_report_exits_as_the_run_it_renders_would_have(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    verdicts: list[str], interrupted: bool, code: int, words: str,
+) -> None:  # fmt: skip
+    """The README merges CI's results with `report`: "overall: FAIL ... CI fails" must fail CI."""
+    results = [_result(f"kip714.case{i}", v) for i, v in enumerate(verdicts)]
+    RunResults("0", 0.0, results=results, interrupted=interrupted).write(tmp_path / "results.json")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "out")]) == code
+    assert words in capsys.readouterr().out
 
 
 def test_pytest_rejects_unknown_target(pytester: pytest.Pytester) -> None:
