@@ -88,11 +88,19 @@ def expected_non_pass(result: CaseResult) -> bool:
 
 
 def failure_reason(result: CaseResult) -> str:
-    """One line saying why a result fails the run, as the plugin words it."""
+    """One line saying why a result fails the run, as the plugin words it; an `error` says its
+    cause (a subject that could not be set up), which is what a reader must act on."""
+    said = f"verdict {result.verdict}"
     if result.baseline is not None:
-        expected = " or ".join(baseline_verdicts(result.baseline))
-        return f"verdict {result.verdict}, baseline says {expected}"
-    return f"verdict {result.verdict}"
+        said += f", baseline says {' or '.join(baseline_verdicts(result.baseline))}"
+    cause = _one_line(result.message)
+    if result.verdict == "error" and cause:
+        said += f": {cause[:MAX_CAUSE]}{'…' if len(cause) > MAX_CAUSE else ''}"
+    return said
+
+
+MAX_CAUSE = 200
+"""The characters of an error's cause that `failure_reason` shows (the case page has it all)."""
 
 
 def run_passes(results: RunResults) -> bool:
