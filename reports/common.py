@@ -113,6 +113,17 @@ def run_passes(results: RunResults) -> bool:
     )
 
 
+def interruption(results: RunResults) -> str:
+    """How far an interrupted run got: "after 3 of 68 planned case runs" (runs that recorded
+    no count, from before it was kept: "after 3 case runs")."""
+    counts = {str(p.get("name")): p.get("cases") for p in results.planned}
+    done = len(results.results)
+    if counts and all(isinstance(n, int) for n in counts.values()):
+        planned = sum(n for n in counts.values() if isinstance(n, int))
+        return f"after {done} of {planned} planned case runs"
+    return f"after {done} case run{'s' if done != 1 else ''}"
+
+
 def not_judged(results: RunResults) -> str | None:
     """Why the run cannot pass on what it judged, in one line: it judged nothing
     (`nothing_judged`), or some subject not at all (`subjects_not_run`); None otherwise."""

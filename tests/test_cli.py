@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -245,13 +246,17 @@ def test_an_interrupted_run_keeps_the_results_gathered_so_far(
     )  # fmt: skip
     assert process.stdout is not None
     progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
-    _stopped_with_its_results(process, getattr(signal, stop), out, progress)
+    stdout = _stopped_with_its_results(process, getattr(signal, stop), out, progress)
+    done = len(RunResults.read(out / "results.json").results)
+    (planned,) = re.findall(rf"run INTERRUPTED after {done} of (\d+) planned case runs", stdout)
+    assert int(planned) > done, stdout
 
 
 def _stopped_with_its_results(
     process: subprocess.Popen[str], signum: int, out: Path, seen: list[str]
-) -> None:
-    """Send `signum`; the run must end as interrupted (exit 2) with its results and report."""
+) -> str:
+    """Send `signum`; the run must end as interrupted (exit 2) with its results and report;
+    its stdout."""
     process.send_signal(signum)
     stdout, _ = process.communicate(timeout=90)
     assert process.returncode == EXIT_USAGE, [*seen, stdout]
@@ -259,6 +264,7 @@ def _stopped_with_its_results(
     assert results.interrupted and results.results
     assert (out / "index.html").exists()
     assert "INTERRUPTED" in stdout
+    return stdout
 
 
 def test_a_fuzz_night_stopped_by_sigterm_keeps_what_it_found_so_far(tmp_path: Path) -> None:

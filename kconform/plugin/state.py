@@ -170,11 +170,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if state is None:
         return
     planned: dict[str, str] = {}
+    cases: dict[str, int] = {}  # case runs selected per subject: "interrupted after 3 of 68"
     for item in session.items:
         info, label = case_info(item), subject_label(item)
         if info is not None and label:
             planned.setdefault(label, info.kind)
-    state.results.planned = [{"name": name, "kind": kind} for name, kind in planned.items()]
+            cases[label] = cases.get(label, 0) + 1
+    state.results.planned = [
+        {"name": name, "kind": kind, "cases": cases[name]} for name, kind in planned.items()
+    ]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
