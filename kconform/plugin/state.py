@@ -139,6 +139,8 @@ class RunState:
             self.results.write(fallback)
 
     def close(self) -> None:
+        if self._runtime is not None:  # an interrupted case unwinds while its targets still run
+            self._runtime.cancel_pending()
         if self.coverage is not None:
             self.coverage.finish()  # while the targets run
         for target in self.targets.values():
