@@ -1,0 +1,33 @@
+"""A Spark whose JVM is gone (SIGTERM to the process group reaches it too) is stopped without a
+traceback, so an interrupted run still writes its summary and report (issue 41)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconform.fixtures.spark import LazySpark, stop_session
+
+
+class _GoneJvm:
+    """What py4j does on `stop()` once the JVM died: the gateway's socket is refused."""
+
+    stopped = 0
+
+    def stop(self) -> None:
+        self.stopped += 1
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_a_session_whose_jvm_is_gone_stops_with_a_note() -> None:
+    session: Any = _GoneJvm()
+    note = stop_session(session)
+    assert session.stopped == 1 and note is not None
+    assert "JVM already gone" in note and "ConnectionRefusedError" in note
+
+
+def test_the_shared_session_forgets_a_gone_jvm() -> None:
+    lazy = LazySpark()
+    gone: Any = _GoneJvm()
+    lazy._spark = gone  # started, then its JVM killed with the run's process group
+    assert "JVM already gone" in (lazy.stop() or "")
+    assert lazy.stop() is None  # idempotent: nothing left to stop
