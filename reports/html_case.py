@@ -207,10 +207,10 @@ def show_value(value: Any, indent: str = "") -> str:
     if isinstance(value, list | tuple):
         if not value:
             return "(none)"
-        shown = [show_value(item, indent + "  ") for item in value]
+        items = [show_value(item, indent + "  ") for item in value]
         if any(isinstance(item, dict | list | tuple) for item in value):
-            return "\n".join(f"{indent}- {s.lstrip()}" for s in shown)
-        return ", ".join(shown)
+            return "\n".join(f"{indent}- {s.lstrip()}" for s in items)
+        return ", ".join(items)
     return str(value)
 
 
