@@ -139,19 +139,19 @@ def test_a_silent_driver_costs_its_timeout_says_so_and_leaves_no_process(tmp_pat
     process = subprocess.run(
         [sys.executable, "-m", "kconform.cli", "certify",
          "--client", f"command:{BROKEN / 'silent_with_helper.sh'}", "--cases", CASES[0],
-         "-j", "1", "--client-timeout", "2", "--out", str(tmp_path / "out")],
+         "-j", "1", "--client-timeout", "1", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=300,
         env={**os.environ, "KCONFORM_TEST_HELPER_PIDS": str(pids)},
     )  # fmt: skip
     elapsed = time.monotonic() - started
     assert process.returncode == EXIT_ERRORS, process.stderr
-    # --describe once (2 s), two cases of 2 s and their close, the rest skipped; the old fixed
+    # --describe once (1 s), two cases of 1 s and their close, the rest skipped; the old fixed
     # 30 s --describe alone overran this
     assert elapsed < 25, elapsed
     results = RunResults.read(tmp_path / "out" / "results.json").results
     faults = [r.message for r in results if r.verdict == "error"]
     assert len(faults) == 2 and all("printed no contract event" in m for m in faults), faults
-    assert all("silent for the 2 s" in m and "handle SIGTERM" not in m for m in faults), faults
+    assert all("silent for the 1 s" in m and "handle SIGTERM" not in m for m in faults), faults
     helpers = [int(pid) for pid in pids.read_text().split()]
     assert len(helpers) == 3  # its --describe's and each case's
     deadline = time.monotonic() + 5
