@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -338,11 +338,13 @@ def incomplete(results: RunResults, subject: str) -> str | None:
 
 def certificate(results: RunResults) -> str:
     """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed; INCOMPLETE when
-    too many of its cases could not be judged (`incomplete`)."""
+    too many of its cases could not be judged (`incomplete`). Judged means as `incomplete`
+    counts it (an `error` was not judged), so the two lines never contradict each other."""
     lines = []
     for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
         mine = [r for r in results.results if r.subject == subject]
-        judged = [r for r in mine if r.verdict not in SKIP_VERDICTS]
+        judged = [r for r in mine if r.verdict not in {*SKIP_VERDICTS, *UNJUDGED}]
+        unjudged = [r.verdict for r in mine if r.verdict in {*SKIP_VERDICTS, *UNJUDGED}]
         must_failed = [r.case_id for r in judged if r.level == "MUST" and r.verdict != "pass"]
         should_missed = [r.case_id for r in judged if r.verdict == "non-strict"]
         described = [str(s.get("version") or "") for s in results.subjects
@@ -354,17 +356,22 @@ def certificate(results: RunResults) -> str:
         missing = incomplete(results, subject)
         if missing:
             status = f"INCOMPLETE: {missing}"
-        if not judged:
+        if all(r.verdict in SKIP_VERDICTS for r in mine):
             status = "NOT RUN: nothing judged, every case unsupported, not applicable or skipped"
         named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")
         lines += [
             f"{subject} {version}: {status}",
-            f"  cases judged {len(judged)}, not judged (unsupported, not applicable, skipped) "
-            f"{len(mine) - len(judged)}",
+            f"  cases judged {len(judged)}, not judged {len(unjudged)}{_tally(unjudged)}",
             f"  MUST cases not passed: {len(must_failed)}" + (f" ({named})" if must_failed else ""),
             f"  SHOULD cases non-strict: {len(should_missed)}",
         ]
     return "\n".join(lines) or "no client results"
+
+
+def _tally(verdicts: Iterable[str]) -> str:
+    """` (7 unsupported, 2 error)`: what the cases not judged ended as, or nothing."""
+    counts = Counter(verdicts)
+    return f" ({', '.join(f'{n} {v}' for v, n in sorted(counts.items()))})" if counts else ""
 
 
 def write_reports(

@@ -158,7 +158,7 @@ def soak_tables(
     """The tables by the Spark job, or by `tables.py` when Spark is off or fails."""
     if spark and rows:
         try:
-            from kconform.fixtures.spark import local_spark
+            from kconform.fixtures.spark import local_spark, stop_session
             from kconform.pipelines.soak import soak_tables as spark_tables
             from kconform.pipelines.soak import write_tables
 
@@ -168,7 +168,9 @@ def soak_tables(
                 write_tables(session, result, out)
                 return result
             finally:
-                session.stop()
+                trouble = stop_session(session)
+                if trouble:
+                    notes.append(trouble)
         except Exception as exc:  # Spark (or Java) missing or failing: the report still comes
             notes.append(f"Spark job failed ({type(exc).__name__}: {exc}); tables by Python")
     result = tables.tables(rows)

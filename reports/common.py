@@ -88,11 +88,19 @@ def expected_non_pass(result: CaseResult) -> bool:
 
 
 def failure_reason(result: CaseResult) -> str:
-    """One line saying why a result fails the run, as the plugin words it."""
+    """One line saying why a result fails the run, as the plugin words it; an `error` says its
+    cause (a subject that could not be set up), which is what a reader must act on."""
+    said = f"verdict {result.verdict}"
     if result.baseline is not None:
-        expected = " or ".join(baseline_verdicts(result.baseline))
-        return f"verdict {result.verdict}, baseline says {expected}"
-    return f"verdict {result.verdict}"
+        said += f", baseline says {' or '.join(baseline_verdicts(result.baseline))}"
+    cause = _one_line(result.message)
+    if result.verdict == "error" and cause:
+        said += f": {cause[:MAX_CAUSE]}{'…' if len(cause) > MAX_CAUSE else ''}"
+    return said
+
+
+MAX_CAUSE = 200
+"""The characters of an error's cause that `failure_reason` shows (the case page has it all)."""
 
 
 def run_passes(results: RunResults) -> bool:
@@ -103,6 +111,17 @@ def run_passes(results: RunResults) -> bool:
         and not any(fails_run(r) for r in results.results)
         and not_judged(results) is None
     )
+
+
+def interruption(results: RunResults) -> str:
+    """How far an interrupted run got: "after 3 of 68 planned case runs" (runs that recorded
+    no count, from before it was kept: "after 3 case runs")."""
+    counts = {str(p.get("name")): p.get("cases") for p in results.planned}
+    done = len(results.results)
+    if counts and all(isinstance(n, int) for n in counts.values()):
+        planned = sum(n for n in counts.values() if isinstance(n, int))
+        return f"after {done} of {planned} planned case runs"
+    return f"after {done} case run{'s' if done != 1 else ''}"
 
 
 def not_judged(results: RunResults) -> str | None:

@@ -25,6 +25,7 @@ from kconform.reports.common import (
     changes,
     expected_non_pass,
     fails_run,
+    interruption,
     not_judged,
     run_passes,
     slug,
@@ -112,9 +113,10 @@ def render_index(
 def _banner(results: RunResults) -> str:
     if results.interrupted:
         return (
-            '<div class="banner warn" id="interrupted">⚠ This run was interrupted: the results '
-            "are partial. Cases that had not run yet are missing from the matrix; a subject "
-            "none of whose cases had run is listed as NOT RUN.</div>"
+            '<div class="banner warn" id="interrupted">⚠ This run was interrupted '
+            f"{interruption(results)}: the results are partial. Cases that had not run yet are "
+            "missing from the matrix; a subject none of whose cases had run is listed as NOT "
+            "RUN.</div>"
         )
     if results.finished is None:
         return (

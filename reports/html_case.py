@@ -7,11 +7,12 @@ under the other, and the matrix links each cell to its subject's section (`#s-<s
 
 from __future__ import annotations
 
+import json
 import time
 from functools import cache
 from typing import Any
 
-from kconform.engine.results import CaseResult
+from kconform.engine.results import RECORDED, CaseResult
 from kconform.reports.common import (
     LEVEL_MEANING,
     LOUD_VERDICTS,
@@ -161,11 +162,18 @@ def _expectations(result: CaseResult) -> str:
     bad = sum(not e.ok for e in result.expectations)
     rows = []
     for n, e in enumerate(result.expectations, 1):
-        mark = '<td class="ok">✓ ok</td>' if e.ok else '<td class="bad">✗ BAD</td>'
+        recorded = e.expected == RECORDED
+        mark = ('<td class="muted">recorded</td>' if recorded else
+                '<td class="ok">✓ ok</td>' if e.ok else '<td class="bad">✗ BAD</td>')  # fmt: skip
+        expected = (
+            '<span class="muted">nothing: only recorded</span>'
+            if recorded
+            else f"<pre>{esc(show_value(e.expected))}</pre>"
+        )
         rows.append(
             f'<tr class="{"ok" if e.ok else "bad"}"><td class="muted">{n}</td>{mark}'
-            f"<td>{esc(e.what)}</td><td><pre>{esc(_show(e.expected))}</pre></td>"
-            f"<td><pre>{esc(_show(e.observed))}</pre></td></tr>"
+            f"<td>{esc(e.what)}</td><td>{expected}</td>"
+            f"<td><pre>{esc(show_value(e.observed))}</pre></td></tr>"
         )
     return (
         f'<h3>Expected vs observed <span class="muted small">{len(result.expectations)} checks,'
@@ -175,8 +183,35 @@ def _expectations(result: CaseResult) -> str:
     )
 
 
-def _show(value: Any) -> str:
-    return repr(value)
+def show_value(value: Any, indent: str = "") -> str:
+    """A value as a person reads it, not as Python prints it: text without quotes (quoted only
+    when empty or edged with spaces), `none` for null, yes/no, a mapping as `key: value` lines,
+    a list of plain values on one line and of mappings one per line."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value if value and value == value.strip() else json.dumps(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        if not value:
+            return "(empty)"
+        lines = []
+        for key, item in value.items():
+            shown = show_value(item, indent + "  ")
+            nested = (isinstance(item, dict) and bool(item)) or "\n" in shown
+            lines.append(f"{indent}{key}:" + (f"\n{shown}" if nested else f" {shown}"))
+        return "\n".join(lines)
+    if isinstance(value, list | tuple):
+        if not value:
+            return "(none)"
+        items = [show_value(item, indent + "  ") for item in value]
+        if any(isinstance(item, dict | list | tuple) for item in value):
+            return "\n".join(f"{indent}- {s.lstrip()}" for s in items)
+        return ", ".join(items)
+    return str(value)
 
 
 def _wire_log(entries: list[dict[str, Any]]) -> str:
@@ -203,16 +238,16 @@ def _wire_log(entries: list[dict[str, Any]]) -> str:
             else ""
         )
         rows.append(
-            f'<tr><td class="t">+{at:.3f}</td><td class="dir {cls}" title="{esc(words)}">'
+            f'<tr><td class="t">+{at:.1f} ms</td><td class="dir {cls}" title="{esc(words)}">'
             f'{arrow}</td><td class="nw">{esc(conn)}</td><td class="nw">{esc(api)}</td>'
             f'<td class="t">{"" if corr is None else esc(corr)}</td>'
             f"<td><code>{esc(entry.get('summary', ''))}</code>{note}{hexdump}</td></tr>"
         )
     return (
-        f'<h3>Wire log <span class="muted small">{len(entries)} frames, decoded; time in ms '
-        "from the first frame; → request to the broker, ← response, ⇠ injected by the proxy"
+        f'<h3>Wire log <span class="muted small">{len(entries)} frames, decoded; time from the '
+        "first frame; → request to the broker, ← response, ⇠ injected by the proxy"
         "</span></h3>"
-        '<table class="wire"><thead><tr><th>ms</th><th></th><th>connection</th><th>api</th>'
+        '<table class="wire"><thead><tr><th>time</th><th></th><th>connection</th><th>api</th>'
         f"<th>corr</th><th>decoded</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 

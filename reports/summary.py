@@ -6,7 +6,13 @@ and which case ids to open in the HTML report; everything else is in the report 
 
 from __future__ import annotations
 
-from kconform.reports.common import Subject, failure_reason, run_passes, subjects
+from kconform.reports.common import (
+    Subject,
+    failure_reason,
+    interruption,
+    run_passes,
+    subjects,
+)
 from kconform.reports.model import VERDICTS, RunResults
 
 COLUMN = {
@@ -36,7 +42,7 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
     """A plain-text table: one row per subject, its failing case ids under it, then the status."""
     rows = subjects(results)
     if not rows:
-        note = " (interrupted)" if results.interrupted else ""
+        note = f" (interrupted {interruption(results)})" if results.interrupted else ""
         return f"kconform {results.kconform_version}: no cases ran{note}\n"
     width = max(len("subject"), *(len(s.name) for s in rows))
     cols = {v: max(len(COLUMN[v]), 4, *(len(_count(s, v)) for s in rows)) for v in VERDICTS}
@@ -67,7 +73,7 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
             "deviations, which do not fail the run)"
         )
     if results.interrupted:
-        lines.append("run INTERRUPTED: results are partial, CI fails")
+        lines.append(f"run INTERRUPTED {interruption(results)}: results are partial, CI fails")
     verdict = "PASS" if run_passes(results) else "FAIL"
     unjudged = [s.name for s in rows if s.not_run]
     if unjudged and not results.interrupted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ import pytest
 from kconform.cli import main
 from kconform.codecs.framing import encode_request, encode_response
 from kconform.codecs.messages import GetTelemetrySubscriptionsResponse, PushTelemetryRequest
+from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_ERRORS, EXIT_FAILURES, EXIT_OK, EXIT_USAGE
 from kconform.reports.model import SCHEMA_PATH, RunResults
 from kconform.runner import output_dir
@@ -148,6 +150,32 @@ def test_baseline_and_report_round_trip(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["report", str(tmp_path / "nothing-here")]) == EXIT_USAGE
 
 
+def _result(case_id: str, verdict: str) -> CaseResult:
+    return CaseResult(case_id, "t", "KIP-714", "MUST", "KIP-714", "reference", "broker", "ref",
+                      "1", verdict)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "interrupted", "code", "words"),
+    [
+        (["pass", "pass"], False, EXIT_OK, "overall: PASS"),
+        (["pass", "fail"], False, EXIT_FAILURES, "overall: FAIL"),
+        (["pass", "pass"], True, EXIT_ERRORS, "INTERRUPTED"),
+        (["skipped", "unsupported"], False, EXIT_ERRORS, "NOT RUN"),
+        (["pass", "error"], False, EXIT_ERRORS, "overall: FAIL"),
+    ],
+)
+def test_report_exits_as_the_run_it_renders_would_have(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    verdicts: list[str], interrupted: bool, code: int, words: str,
+) -> None:  # fmt: skip
+    """The README merges CI's results with `report`: "overall: FAIL ... CI fails" must fail CI."""
+    results = [_result(f"kip714.case{i}", v) for i, v in enumerate(verdicts)]
+    RunResults("0", 0.0, results=results, interrupted=interrupted).write(tmp_path / "results.json")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "out")]) == code
+    assert words in capsys.readouterr().out
+
+
 def test_pytest_rejects_unknown_target(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_nothing():\n    pass\n")
     result = pytester.runpytest("-p", "kconform.plugin", "--target", "nope")
@@ -218,13 +246,17 @@ def test_an_interrupted_run_keeps_the_results_gathered_so_far(
     )  # fmt: skip
     assert process.stdout is not None
     progress = [process.stdout.readline() for _ in range(8)]  # a few cases have finished
-    _stopped_with_its_results(process, getattr(signal, stop), out, progress)
+    stdout = _stopped_with_its_results(process, getattr(signal, stop), out, progress)
+    done = len(RunResults.read(out / "results.json").results)
+    (planned,) = re.findall(rf"run INTERRUPTED after {done} of (\d+) planned case runs", stdout)
+    assert int(planned) > done, stdout
 
 
 def _stopped_with_its_results(
     process: subprocess.Popen[str], signum: int, out: Path, seen: list[str]
-) -> None:
-    """Send `signum`; the run must end as interrupted (exit 2) with its results and report."""
+) -> str:
+    """Send `signum`; the run must end as interrupted (exit 2) with its results and report;
+    its stdout."""
     process.send_signal(signum)
     stdout, _ = process.communicate(timeout=90)
     assert process.returncode == EXIT_USAGE, [*seen, stdout]
@@ -232,6 +264,7 @@ def _stopped_with_its_results(
     assert results.interrupted and results.results
     assert (out / "index.html").exists()
     assert "INTERRUPTED" in stdout
+    return stdout
 
 
 def test_a_fuzz_night_stopped_by_sigterm_keeps_what_it_found_so_far(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from kconform.runner import DEFAULT_OUT, RunOptions, certificate, incomplete
     from kconform.runner import run as run_suites
 
-    check_clients(args.client)
+    check_clients(args.client, args.client_timeout)
     check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     check_cases(args.cases, kind="client")
     if args.coverage:

@@ -109,14 +109,15 @@ def jobs(text: str) -> int:
     return count
 
 
-def check_clients(clients: str) -> None:
+def check_clients(clients: str, timeout: float | None = None) -> None:
     """Unknown client names, and `command:` drivers describing capabilities kconform does not
-    know, are usage errors (a run would judge them against nothing and look certified)."""
+    know, are usage errors (a run would judge them against nothing and look certified); a
+    driver's `--describe` may take `timeout` s (`--client-timeout`) as its scenarios may."""
     from kconform.fixtures.clients.registry import check_clients as check
     from kconform.fixtures.clients.registry import parse_clients
 
     try:
-        check(parse_clients(clients) if clients.strip() else [])
+        check(parse_clients(clients) if clients.strip() else [], timeout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -1,4 +1,7 @@
-"""`kconform report`: re-render one result folder's reports, or merge several into one."""
+"""`kconform report`: re-render one result folder's reports, or merge several into one.
+
+It exits as the run it renders would have (0/1/2, kconform.exit_codes): CI merges its jobs'
+results with it, and a summary saying "CI fails" must fail CI."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from pathlib import Path
 
 from kconform.cli.base import Command
 from kconform.errors import UsageError
-from kconform.exit_codes import EXIT_OK
 
 __all__ = ["COMMAND"]
 
@@ -20,7 +22,7 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kconform.cli.checks import check_outputs
     from kconform.reports.model import RunResults, merge_runs
-    from kconform.runner import DEFAULT_OUT, output_dir, render_summary, write_reports
+    from kconform.runner import DEFAULT_OUT, exit_code, output_dir, render_summary, write_reports
 
     check_outputs({"--out": args.out or DEFAULT_OUT})
     runs = []
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     write_reports(merged, out)
     print(render_summary(merged))
     print(f"report:  {out / 'index.html'}")
-    return EXIT_OK
+    return exit_code(merged, 0)  # as the runs it renders would have exited: CI merges with it
 
 
 COMMAND = Command("report", "re-render or merge result folders", add_arguments, run)

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     targets = args.target or ("external" if args.bootstrap_server else "reference,librdkafka_mock")
     check_targets(targets, args.brokers, args.bootstrap_server, args.sink, probe=False)
-    check_clients(args.client)
+    check_clients(args.client, args.client_timeout)
     check_cases(args.cases)
     if args.coverage:
         check_coverage(targets, args.client, args.jobs)

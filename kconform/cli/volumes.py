@@ -130,7 +130,11 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
         raise UsageError(str(exc)) from None
     finally:
         if own:
-            session.stop()
+            from kconform.fixtures.spark import stop_session
+
+            trouble = stop_session(session)
+            if trouble:
+                print(f"kconform: {trouble}", file=sys.stderr)
     print(render_table(summary))
     print(f"summary: {out / 'volumes-summary.json'}")
     totals = summary["totals"]

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from kconform.engine.model import CaseInfo
-from kconform.engine.results import Expectation
+from kconform.engine.results import RECORDED, Expectation
 from kconform.errors import CaseAbort, HarnessDefect, Inconclusive, PreconditionUnmet
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget
@@ -84,7 +84,7 @@ class Check:
 
     def observe(self, what: str, observed: Any) -> None:
         """An INFO record: what the target chose where the KIP leaves a choice."""
-        self.expectations.append(Expectation(what, "(recorded)", _plain(observed), True))
+        self.expectations.append(Expectation(what, RECORDED, _plain(observed), True))
 
     def note(self, text: str) -> None:
         self.notes.append(text)

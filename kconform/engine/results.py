@@ -20,6 +20,11 @@ class Expectation:
     ok: bool
 
 
+RECORDED = "(recorded)"
+"""An Expectation's `expected` when nothing was expected: what the subject did is only recorded
+(an INFO case's choice, a soak's tally); the report shows it as such, never as a value."""
+
+
 @dataclass
 class CaseResult:
     case_id: str

@@ -57,12 +57,12 @@ def client(request: pytest.FixtureRequest) -> Any:
     from kconform.fixtures.clients.registry import create_driver
 
     driver = create_driver(request.param)
+    timeout = request.config.getoption("--client-timeout")
+    if timeout is not None:  # first: a `command:` driver's --describe is bounded by it too
+        driver.start_timeout = timeout
     reason = driver.unavailable_reason()
     if reason:
         pytest.skip(f"client {request.param.label} unavailable: {reason}")
-    timeout = request.config.getoption("--client-timeout")
-    if timeout is not None:
-        driver.start_timeout = timeout
     state: RunState = request.config.stash[STATE]
     if state.coverage is not None:  # --coverage: JaCoCo on each JVM the driver starts
         state.coverage.attach_client(request.param.label, driver)

@@ -139,6 +139,8 @@ class RunState:
             self.results.write(fallback)
 
     def close(self) -> None:
+        if self._runtime is not None:  # an interrupted case unwinds while its targets still run
+            self._runtime.cancel_pending()
         if self.coverage is not None:
             self.coverage.finish()  # while the targets run
         for target in self.targets.values():
@@ -170,11 +172,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if state is None:
         return
     planned: dict[str, str] = {}
+    cases: dict[str, int] = {}  # case runs selected per subject: "interrupted after 3 of 68"
     for item in session.items:
         info, label = case_info(item), subject_label(item)
         if info is not None and label:
             planned.setdefault(label, info.kind)
-    state.results.planned = [{"name": name, "kind": kind} for name, kind in planned.items()]
+            cases[label] = cases.get(label, 0) + 1
+    state.results.planned = [
+        {"name": name, "kind": kind, "cases": cases[name]} for name, kind in planned.items()
+    ]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -43,6 +43,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     if report.when == "setup" and report.skipped:
         _finish(item, info, report, _setup_verdict(item), _skip_message(report))
+    elif report.when == "setup" and report.failed:  # its subject could not be set up
+        _finish(item, info, report, Verdict.ERROR, _setup_failure(call))
     elif report.when == "call":
         verdict, message = _call_verdict(item, info, call)
         _finish(item, info, report, verdict, message)
@@ -70,6 +72,16 @@ def _setup_verdict(item: pytest.Item) -> Verdict:
 def _skip_message(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def _setup_failure(call: pytest.CallInfo[None]) -> str:
+    """Why a case's setup raised (a target or client that could not be created or built), kept
+    as its `error` message: without a result the run only said that nothing ran."""
+    error = call.excinfo.value if call.excinfo is not None else None
+    if error is None:
+        return "setup failed"
+    text = " ".join(str(error).split())
+    return f"could not be set up: {type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _call_verdict(

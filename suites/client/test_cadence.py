@@ -69,7 +69,7 @@ async def test_first_push_jitter(
         and not b.terminating
     ]
     check.observe("first-push delay after a Get, in PushIntervalMs", distribution(ratios))
-    check.observe("samples", [round(r, 3) for r in ratios])
+    check.observe("samples, in PushIntervalMs", [round(r, 3) for r in ratios])
     check.precondition(
         "first pushes after a successful Get (the samples)",
         f">= {MIN_SAMPLES}",
@@ -131,7 +131,7 @@ async def test_push_interval(
         "gaps between consecutive pushes, in PushIntervalMs",
         distribution([g / interval for g in spaced]),
     )
-    check.observe("samples", [round(g / interval, 4) for g in spaced])
+    check.observe("samples, in PushIntervalMs", [round(g / interval, 4) for g in spaced])
     check.precondition(
         "consecutive pairs of accepted pushes", ">= 2", len(spaced), ok=len(spaced) >= 2
     )

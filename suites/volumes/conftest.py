@@ -6,6 +6,7 @@ cases are unsupported, pays no JVM start and no traffic (`LazySpark`, `Volumes`)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def lazy_spark() -> Iterator[LazySpark]:
     """The process's Spark session, started by the first case that calls `.get()`."""
     yield SHARED_SPARK
-    SHARED_SPARK.stop()
+    trouble = SHARED_SPARK.stop()  # an interrupted run still writes its summary and report
+    if trouble:
+        print(f"kconform: {trouble}", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,10 @@ usage error. `--client-timeout` bounds how long a silent driver may take to its 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -116,3 +118,43 @@ def test_a_name_inside_kip511s_pattern_only_still_has_its_kip714_cases_judged(
     assert verdicts.pop("kip511.client.software_identity_apache") == "non-strict", verdicts
     assert set(verdicts.values()) == {"pass"}, verdicts
     assert "CONFORMS" in stdout and "INCOMPLETE" not in stdout
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` has ended (a zombie waiting for a parent that never reaps it has too)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_a_silent_driver_costs_its_timeout_says_so_and_leaves_no_process(tmp_path: Path) -> None:
+    """A `command:` script that never speaks (not even to --describe) and starts a helper: its
+    --describe and each case are bounded by --client-timeout (--describe had a fixed 30 s, asked
+    twice), the fault is its silence (it was blamed on SIGTERM handling), and no helper outlives
+    the run (two lived on with parent 1)."""
+    pids = tmp_path / "helper-pids"
+    started = time.monotonic()
+    process = subprocess.run(
+        [sys.executable, "-m", "kconform.cli", "certify",
+         "--client", f"command:{BROKEN / 'silent_with_helper.sh'}", "--cases", CASES[0],
+         "-j", "1", "--client-timeout", "1", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "KCONFORM_TEST_HELPER_PIDS": str(pids)},
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert process.returncode == EXIT_ERRORS, process.stderr
+    # --describe once (1 s), two cases of 1 s and their close, the rest skipped; the old fixed
+    # 30 s --describe alone overran this
+    assert elapsed < 25, elapsed
+    results = RunResults.read(tmp_path / "out" / "results.json").results
+    faults = [r.message for r in results if r.verdict == "error"]
+    assert len(faults) == 2 and all("printed no contract event" in m for m in faults), faults
+    assert all("silent for the 1 s" in m and "handle SIGTERM" not in m for m in faults), faults
+    helpers = [int(pid) for pid in pids.read_text().split()]
+    assert len(helpers) == 3  # its --describe's and each case's
+    deadline = time.monotonic() + 5
+    while not all(_gone(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in helpers if not _gone(pid)] == []

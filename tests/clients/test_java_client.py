@@ -17,7 +17,7 @@ import pytest
 
 from kconform.fixtures.clients import Scenario, create_driver, parse_clients
 from kconform.fixtures.clients.driver import ClientRun
-from kconform.fixtures.clients.java import CLASSPATH_ENV, JavaDriver
+from kconform.fixtures.clients.java import CLASSPATH_ENV, JavaDriver, javac_failure
 from kconform.fixtures.targets import kafka_dist, maven_release
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,6 +82,31 @@ def test_missing_folder_and_tarball_are_unavailable(no_distributions: Path) -> N
 def test_plain_java_without_classpath_names_both_ways(no_distributions: Path) -> None:
     reason = JavaDriver().unavailable_reason()
     assert reason is not None and CLASSPATH_ENV in reason and "java:<version>" in reason
+
+
+def test_a_classpath_naming_nothing_is_one_line_naming_it(
+    no_distributions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`KCONFORM_JAVA_CLASSPATH=/nonexistent`: javac ran and its 11-error dump, cut mid-word, was
+    the reason `kconform clients` showed."""
+    monkeypatch.setenv(CLASSPATH_ENV, f"/nonexistent:{no_distributions}/*")
+    reason = JavaDriver().unavailable_reason()
+    assert reason == (
+        f"${CLASSPATH_ENV} names an entry that does not exist: /nonexistent (it needs the "
+        "kafka-clients jar and its deps, joined by ':'; `dir/*` for a folder of jars)"
+    )
+
+
+def test_a_javac_dump_is_one_line() -> None:
+    dump = "\n".join(
+        f"/x/KconformClientDriver.java:{n}: error: package org.apache.kafka.clients does not "
+        f"exist\n    import org.apache.kafka.clients.X;\n    ^" for n in (12, 13)
+    ) + "\n2 errors\n"  # fmt: skip
+    assert javac_failure(dump) == (
+        "javac failed (2 errors, the first: package org.apache.kafka.clients does not exist, at "
+        "KconformClientDriver.java:12); is every jar the driver needs (kafka-clients and its "
+        "deps) on the classpath?"
+    )
 
 
 @pytest.mark.skipif(

@@ -218,7 +218,7 @@ def test_case_page_shows_the_evidence(run, tmp_path):
     assert "librdkafka mock cluster 2.16.0" in page
     assert '<td class="bad">✗ BAD</td>' in page and '<td class="ok">✓ ok</td>' in page
     assert "<pre>0</pre>" in page and "<pre>42</pre>" in page  # expected vs observed
-    assert '<td class="t">+0.000</td>' in page and '<td class="t">+3.000</td>' in page
+    assert '<td class="t">+0.0 ms</td>' in page and '<td class="t">+3.0 ms</td>' in page
     assert 'class="dir d-req"' in page and 'class="dir d-resp"' in page
     assert "ApiVersions (18) v3" in page and "case1-&gt;broker 1" in page
     assert '<span class="note">throttled</span>' in page
@@ -281,3 +281,25 @@ def test_extra_sections_such_as_the_volume_comparison_end_the_index(run, tmp_pat
     (tmp_path / "volumes" / "reference").mkdir(parents=True)
     (tmp_path / "volumes" / "reference" / "volumes-summary.json").write_text("{not json")
     assert _volume_sections(tmp_path) == []  # an unreadable summary is reported, not fatal
+
+
+def test_case_pages_show_values_as_a_person_reads_them(tmp_path):
+    """Not Python's repr: expected `'(recorded)'`, observed `{'n': 3, 'min': 0.9}` (issue 41)."""
+    from kconform.engine.results import RECORDED, CaseResult, Expectation
+    from kconform.reports.html_case import case_file
+
+    result = CaseResult(
+        "kip714.client.cadence.x", "t", "s", "INFO", "KIP-714", "java", "client", "i", "1",
+        "informational", expectations=[
+            Expectation("gaps", RECORDED, {"n": 3, "min": 0.9, "max": 1.1}, True),
+            Expectation("ErrorCode", "NONE (0)", "NONE (0)", True),
+            Expectation("ids", [], ["kc-1", "kc-2"], False),
+        ],
+    )  # fmt: skip
+    write_html(RunResults("0", 0.0, results=[result]), tmp_path)
+    page = (tmp_path / case_file(result.case_id)).read_text(encoding="utf-8")
+    assert "(recorded)" not in page and "{" not in page.split("<tbody>")[1].split("</tbody>")[0]
+    assert '<td class="muted">recorded</td>' in page and "nothing: only recorded" in page
+    assert "<pre>n: 3\nmin: 0.9\nmax: 1.1</pre>" in page
+    assert "<pre>NONE (0)</pre>" in page and "&#x27;" not in page.split('class="expect"')[1]
+    assert "<pre>(none)</pre>" in page and "<pre>kc-1, kc-2</pre>" in page

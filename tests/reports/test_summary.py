@@ -18,6 +18,7 @@ from kconform.reports.common import (
     slug,
     subjects,
 )
+from kconform.reports.html import write_html
 from kconform.reports.model import SCHEMA_PATH, RunResults
 from kconform.reports.summary import summary_table
 
@@ -150,6 +151,18 @@ def test_summary_table_of_empty_and_interrupted_runs():
     assert "no cases ran" in summary_table(empty)
     empty.interrupted = True
     assert "interrupted" in summary_table(empty)
+
+
+def test_an_interrupted_run_says_how_many_case_runs_were_planned(run, tmp_path):
+    run.interrupted = True
+    run.planned = [{"name": "reference", "kind": "broker", "cases": 150},
+                   {"name": "java", "kind": "client", "cases": 50}]  # fmt: skip
+    done = len(run.results)
+    said = f"INTERRUPTED after {done} of 200 planned case runs"
+    assert said in summary_table(run)
+    assert f"interrupted {said.split(' ', 1)[1]}" in write_html(run, tmp_path).read_text("utf-8")
+    run.planned = []  # a results file from before the count was kept
+    assert f"INTERRUPTED after {done} case runs" in summary_table(run)
 
 
 def test_summary_table_of_a_passing_interrupted_run_says_why_ci_fails(run):
