@@ -1,0 +1,49 @@
+"""Bad values the user gives (issue 41, "unclear" items): one line naming the value and what is
+accepted, exit 2, never a traceback or a library's own wording. Each test costs milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from kconform.cli import main
+from kconform.exit_codes import EXIT_USAGE
+
+
+def one_line(capsys: pytest.CaptureFixture[str], *texts: str) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for text in texts:
+        assert text in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argument", "texts"),
+    [
+        ("abc", ["'abc'", "odd number of hex digits (3)", "a file, or - for stdin"]),
+        ("zz00", ["'zz00' is not a file here nor hex", "'z' at position 0"]),
+        ("no-such-frame.bin", ["'no-such-frame.bin' is not a file here nor hex"]),
+    ],
+)
+def test_decode_names_a_frame_that_is_not_hex(
+    argument: str, texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decode", argument]) == EXIT_USAGE
+    err = one_line(capsys, *texts)
+    assert "fromhex" not in err
+
+
+@pytest.mark.parametrize(
+    ("key", "version", "texts"),
+    [
+        ("999", "0", ["--api-key 999", "accepted: 0 (Produce)", "72 (PushTelemetry)"]),
+        ("71", "5", ["--api-version 5", "GetTelemetrySubscriptionsResponse has versions 0"]),
+        ("18", "-1", ["--api-version -1", "ApiVersionsResponse has versions 0-"]),
+    ],
+)
+def test_decode_response_names_an_unknown_key_or_version(
+    key: str, version: str, texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["decode", "--response", "--api-key", key, "--api-version", version, "0000000100000000"]
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, *texts)
