@@ -3,6 +3,11 @@ accepted, exit 2, never a traceback or a library's own wording. Each test costs 
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from kconform.cli import main
@@ -47,3 +52,39 @@ def test_decode_response_names_an_unknown_key_or_version(
     args = ["decode", "--response", "--api-key", key, "--api-version", version, "0000000100000000"]
     assert main(args) == EXIT_USAGE
     one_line(capsys, *texts)
+
+
+@pytest.fixture
+def http_port() -> Iterator[int]:
+    """A port that answers whatever it is sent as an HTTP server would, at once."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(1024)
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["fuzz", "--budget", "2s"], ["soak", "--duration", "5s", "--clients", "2", "--no-spark"]],
+    ids=lambda c: c[0],
+)
+def test_fuzz_and_soak_say_a_port_is_not_kafka(
+    command: list[str], http_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They printed "Task was destroyed but it is pending!" or a LoopTimeout; `run` said it."""
+    args = [*command, "--target", "external", "--bootstrap-server", f"127.0.0.1:{http_port}",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"127.0.0.1:{http_port} is not Kafka: it answered as an HTTP server")
+    assert not (tmp_path / "out").exists()
