@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -87,4 +87,25 @@ def test_fuzz_and_soak_say_a_port_is_not_kafka(
             "--out", str(tmp_path / "out")]  # fmt: skip
     assert main(args) == EXIT_USAGE
     one_line(capsys, f"127.0.0.1:{http_port} is not Kafka: it answered as an HTTP server")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "text"),
+    [
+        (lambda p: p.mkdir(), "is a folder, not an executable"),
+        (lambda p: None, "does not exist"),
+    ],
+    ids=["folder", "missing"],
+)
+def test_a_command_client_that_is_no_program_is_a_usage_error(
+    make: Callable[[Path], None], text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder was reported as a path that does not exist, and only once cases were skipped."""
+    driver = tmp_path / "driver"
+    make(driver)
+    args = ["run", "--target", "reference", "--cases", "kip511.client.software_identity",
+            "--client", f"command:{driver}", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"client command:{driver}: {driver} {text}")
     assert not (tmp_path / "out").exists()
