@@ -19,7 +19,7 @@ from kconform.engine.check import Check
 from kconform.errors import Inconclusive
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError
-from kconform.suites.broker.helpers import DECODED_ANSWER_TIMEOUT, push
+from kconform.suites.broker.helpers import BULK_ANSWER_TIMEOUT, push
 
 TELEMETRY = [Capability.TELEMETRY]
 MAX_BYTES = "KIP-714 'Broker configuration': telemetry.max.bytes is the maximum size 'after "
@@ -173,13 +173,13 @@ async def push_answered(
     metrics: bytes | None,
     compression_type: int = 0,
 ) -> int | None:
-    """`push()` as the session's client, lenient (`strict=False`, DECODED_ANSWER_TIMEOUT): its
+    """`push()` as the session's client, lenient (`strict=False`, BULK_ANSWER_TIMEOUT): its
     ErrorCode, or None when it got no answer."""
     try:
         response = await push(
             connection, subscription.client_instance_id, subscription.subscription_id,
             metrics=metrics, compression_type=compression_type, strict=False,
-            timeout=DECODED_ANSWER_TIMEOUT,
+            timeout=BULK_ANSWER_TIMEOUT,
         )  # fmt: skip
     except (ConnectionError, TimeoutError) as exc:
         check.note(f"push not answered: {type(exc).__name__}: {exc}")

@@ -22,7 +22,7 @@ from kconform.errors import Inconclusive, Unsupported
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import (
-    DECODED_ANSWER_TIMEOUT,
+    BULK_ANSWER_TIMEOUT,
     INTERVAL_MS,
     NONE,
     err,
@@ -97,12 +97,12 @@ async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
     at_limit = await asyncio.to_thread(sized_payload, limit)
     check.expect(f"push of exactly {limit} bytes", err(NONE),
                  await push_code(conn, sub, metrics=at_limit,
-                                 timeout=DECODED_ANSWER_TIMEOUT))  # fmt: skip
+                                 timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip
     over = await asyncio.to_thread(sized_payload, limit + 1)
     sub = await new_instance(check, conn)
     check.expect(f"push of {limit + 1} bytes", err(ErrorCode.TELEMETRY_TOO_LARGE),
                  await push_code(conn, sub, metrics=over,
-                                 timeout=DECODED_ANSWER_TIMEOUT))  # fmt: skip
+                                 timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip
 
 
 # What a broker may answer a push within TelemetryMaxBytes as sent that inflates past it: the
@@ -141,4 +141,4 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
     check.expect_in(f"{len(body)} bytes as sent, {len(data)} decompressed",
                     [err(c) for c in AS_SENT_ANSWERS],
                     await push_code(conn, sub, metrics=body, compression_type=ctype,
-                                    timeout=DECODED_ANSWER_TIMEOUT))  # fmt: skip
+                                    timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip
