@@ -109,3 +109,32 @@ def test_a_command_client_that_is_no_program_is_a_usage_error(
     assert main(args) == EXIT_USAGE
     one_line(capsys, f"client command:{driver}: {driver} {text}")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["certify", "--client", "confluent-kafka@9.9.9"],
+        ["clients", "lock", "confluent-kafka@9.9.9"],
+    ],
+    ids=["certify", "lock"],
+)
+def test_a_release_pypi_does_not_list_is_one_line(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """It was buried in a 1,500-character pip line after 10 "skipped" rows."""
+    from kconform.fixtures.clients import versions
+
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(versions, "pip_versions", lambda package, python: ["2.5.0", "2.16.1"])
+    if command[0] == "certify":
+        assert main([*command, "--out", str(tmp_path / "out")]) == EXIT_USAGE
+        text = one_line(capsys)
+    else:  # `clients lock` reports each subject on standard output
+        assert main(command) == EXIT_USAGE
+        text = capsys.readouterr().out
+        assert text.count("\n") == 1, text
+    assert "confluent-kafka 9.9.9: no such release on PyPI; locked versions: 2.5.0, 2.5.3" in text
+    assert "2.16.1" in text and len(text) < 400 and "pip" not in text.replace("PyPI", ""), text
+    assert not (tmp_path / "out").exists()
