@@ -3,6 +3,7 @@ accepted, exit 2, never a traceback or a library's own wording. Each test costs 
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -138,3 +139,54 @@ def test_a_release_pypi_does_not_list_is_one_line(
     assert "confluent-kafka 9.9.9: no such release on PyPI; locked versions: 2.5.0, 2.5.3" in text
     assert "2.16.1" in text and len(text) < 400 and "pip" not in text.replace("PyPI", ""), text
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_that_is_no_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """certify --client aiokafka@0.14.0 with it ended "no case produced a result", no reason."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "file" / "cache"))
+    args = ["certify", "--client", "aiokafka@0.14.0", "--out", str(tmp_path / "out")]
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"$KCONFORM_CACHE={tmp_path}/file/cache: {tmp_path}/file is not a folder")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_cache_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Simulated (os.access): the tests may run as root, who can write anywhere."""
+    from kconform import locations
+
+    real_access = os.access
+    monkeypatch.setattr(
+        locations.os, "access", lambda p, mode: p != tmp_path and real_access(p, mode)
+    )
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    assert main(["list"]) == EXIT_USAGE
+    one_line(capsys, f"{tmp_path} is not writable", "name a folder it can write")
+
+
+@pytest.mark.parametrize("value", ["false", "off", "", "2"])
+def test_maven_switch_takes_0_or_1(
+    value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Anything but "0" quietly meant "on"."""
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", value)
+    assert main(["list"]) == EXIT_USAGE
+    one_line(capsys, f"$KCONFORM_KAFKA_MAVEN={value!r}: expected 1", "or 0 (never ask)")
+
+
+def test_dists_entries_that_are_no_folder_are_warned_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kconform.fixtures.targets import kafka_dist
+
+    (tmp_path / "kafka_2.13-4.4.0.tgz").write_text("")
+    missing, tarball = tmp_path / "nowhere", tmp_path / "kafka_2.13-4.4.0.tgz"
+    monkeypatch.setenv("KCONFORM_KAFKA_DISTS", f"{missing}:{tarball}:{tmp_path}")
+    assert kafka_dist.search_folders() == [tmp_path]
+    err = capsys.readouterr().err
+    assert f"names {missing}, nothing that exists: ignored" in err, err
+    assert f"names {tarball}, a file: ignored" in err and "apache:<file.tgz>" in err, err
