@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
+import pytest
+
 from kconform.codecs.errors import ErrorCode, error_name
 from kconform.codecs.messages import (
     GetTelemetrySubscriptionsRequest,
@@ -41,12 +43,17 @@ SUBSCRIPTION_VISIBLE_TIMEOUT = 15.0
 SHORT_INTERVAL_MS = 200
 """Push interval the suites subscribe with: short enough for fast runs, long enough to measure."""
 
-BULK_ANSWER_TIMEOUT = 100.0
+BULK_ANSWER_TIMEOUT = 200.0
 """Seconds a case waits for an answer that costs the broker work growing with the request (a push
 of megabytes of OTLP to decode: about 1 s of CPU per 3 MiB on the reference; a thousand pipelined
-Gets). The rules these cases judge set no answer time, and that work takes several times longer
-on a busy machine, so the case waits for the answer itself, bounded only below the case's own
-limit (--case-timeout, 120 s) so that a report names the request left unanswered."""
+Gets). The rules these cases judge set no answer time, and that work takes many times longer on a
+busy machine (the reference answered the 7 MB many_points push in 3 s alone, in 75 s inside the
+main job beside a CPU burner per core), so the case waits for the answer itself, bounded by
+the case's own limit (`WAITS_FOR_BULK`)."""
+
+WAITS_FOR_BULK = pytest.mark.kconform_timeout(BULK_ANSWER_TIMEOUT + 100)
+"""The case limit of a case that waits BULK_ANSWER_TIMEOUT: the answer plus the case's own work
+(building the payload took up to 40 s in the same loaded runs), past --case-timeout's 120 s."""
 
 INTERVAL_MS = 300  # cases that must stay inside one PushIntervalMs never wait for it
 WAIT_INTERVAL_MS = 100  # cases that must outlive one PushIntervalMs wait for this one

@@ -25,6 +25,7 @@ from kconform.suites.broker.helpers import (
     BULK_ANSWER_TIMEOUT,
     INTERVAL_MS,
     NONE,
+    WAITS_FOR_BULK,
     err,
     new_instance,
     push_code,
@@ -80,6 +81,7 @@ async def telemetry_limit(check: Check, target: BrokerTarget) -> tuple[KafkaConn
     return conn, sub
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.push.size_limit.exceeded",
     rules=["kip714.push.size_limit"],
@@ -115,6 +117,7 @@ async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
 AS_SENT_ANSWERS = (NONE, ErrorCode.INVALID_RECORD)
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.push.size_limit.after_compression",
     rules=["kip714.push.size_limit.as_sent"],

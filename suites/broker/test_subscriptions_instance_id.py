@@ -19,6 +19,7 @@ from kconform.suites.broker.helpers import (
     BULK_ANSWER_TIMEOUT,
     INTERVAL_MS,
     NONE,
+    WAITS_FOR_BULK,
     err,
     get,
     push,
@@ -34,6 +35,7 @@ HANDSHAKES, HANDSHAKE_CONNECTIONS = 1000, 4
 # --- client instance ids ------------------------------------------------------------------
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.subscriptions.instance_id.assigned_unique",
     rules=["kip714.get.instance_id.assigned"],

@@ -23,7 +23,12 @@ from kconform.fixtures.reference import receiver, telemetry
 from kconform.fixtures.runtime import LoopThread
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.targets.reference import ReferenceTarget
-from kconform.suites.broker import test_push_size_limit, test_subscriptions_instance_id
+from kconform.suites.broker import (
+    test_push_size_limit,
+    test_security,
+    test_subscriptions_instance_id,
+)
+from kconform.suites.broker.helpers import BULK_ANSWER_TIMEOUT
 
 CONNECTION_TIMEOUT = 0.3  # stands for the connection's 5 s
 DECODE_SECONDS = 0.8  # stands for decoding megabytes on a busy machine
@@ -90,3 +95,22 @@ def test_a_thousand_gets_are_all_awaited(
     test = test_subscriptions_instance_id.test_instance_id_assigned_unique
     check = judged(reference, test, monkeypatch)
     assert check.expectations and all(e.ok for e in check.expectations), check.expectations
+
+
+BULK_CASES = [
+    test_push_size_limit.test_size_limit_exceeded,
+    test_push_size_limit.test_size_limit_after_compression,
+    test_security.test_oversized_rejected,
+    test_security.test_at_limit_accepted,
+    test_security.test_size_limit_after_compression,
+    test_security.test_many_points,
+    test_subscriptions_instance_id.test_instance_id_assigned_unique,
+]
+
+
+@pytest.mark.parametrize("test", BULK_CASES, ids=lambda t: f"{t.__module__}.{t.__name__}")
+def test_a_bulk_case_may_outlive_its_answer_bound(test: Case) -> None:
+    """many_points took 96 s of --case-timeout's 120 in a loaded main job: the case's own limit
+    must leave room for BULK_ANSWER_TIMEOUT and the payload it builds first."""
+    limits = [m.args[0] for m in getattr(test, "pytestmark", ()) if m.name == "kconform_timeout"]
+    assert limits and max(limits) >= BULK_ANSWER_TIMEOUT + 60, limits
