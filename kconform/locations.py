@@ -21,9 +21,17 @@ import importlib.util
 import os
 from pathlib import Path
 
-from kconform.errors import HarnessDefect
+from kconform.errors import HarnessDefect, UsageError
 
-__all__ = ["CACHE_ENV", "baselines", "cache_root", "checkout", "fuzz_regressions", "suites"]
+__all__ = [
+    "CACHE_ENV",
+    "baselines",
+    "cache_problem",
+    "cache_root",
+    "checkout",
+    "fuzz_regressions",
+    "suites",
+]
 
 CACHE_ENV = "KCONFORM_CACHE"
 
@@ -63,6 +71,23 @@ def cache_root() -> Path:
     `~/.cache/kconform` (Kafka releases, built client drivers, JaCoCo, a fuzz corpus)."""
     own = os.environ.get(CACHE_ENV)
     if own:
-        return Path(own)
+        problem = cache_problem(Path(own).expanduser())
+        if problem:
+            raise UsageError(f"${CACHE_ENV}={own}: {problem}")
+        return Path(own).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "kconform"
+
+
+def cache_problem(folder: Path) -> str | None:
+    """Why `folder` cannot be kconform's cache (it keeps Kafka releases and client builds there),
+    or None: it, or the nearest folder above it that exists, must be a writable folder."""
+    existing = folder.absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return (f"{existing} is not writable; kconform keeps Kafka releases and client builds "
+                "there: name a folder it can write, or unset it (~/.cache/kconform)")  # fmt: skip
+    return None

@@ -30,6 +30,7 @@ from kconform.cli import (
     volumes,
 )
 from kconform.cli.base import Command, Parser
+from kconform.cli.environment import check_environment
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_USAGE
 
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
+        check_environment()
         return int(args.func(args))
     except UsageError as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)

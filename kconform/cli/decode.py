@@ -29,12 +29,21 @@ def add_arguments(decode: argparse.ArgumentParser) -> None:
     decode.add_argument("--json", action="store_true", help="also print every field as JSON")
 
 
+HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+ACCEPTED_FRAME = "give the frame as hex digits (e.g. 000000120012...), a file, or - for stdin"
+
+
 def _hex_bytes(text: str) -> bytes:
     cleaned = "".join(text.split()).removeprefix("0x")
-    try:
-        return bytes.fromhex(cleaned)
-    except ValueError as exc:
-        raise UsageError(f"not a hex string: {exc}") from None
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    bad = next(((i, c) for i, c in enumerate(cleaned) if c not in HEX_DIGITS), None)
+    if bad is not None:
+        raise UsageError(f"{shown!r} is not a file here nor hex ({bad[1]!r} at position "
+                         f"{bad[0]}); {ACCEPTED_FRAME}")  # fmt: skip
+    if len(cleaned) % 2:
+        raise UsageError(f"{shown!r}: an odd number of hex digits ({len(cleaned)}); two make a "
+                         f"byte; {ACCEPTED_FRAME}")  # fmt: skip
+    return bytes.fromhex(cleaned)
 
 
 def _frame_bytes(argument: str) -> bytes:
@@ -79,6 +88,26 @@ def _plausible_request(data: bytes) -> bool:
     return request is not None and version in request.valid_versions
 
 
+def _check_response_type(api_key: int, api_version: int) -> None:
+    """An unknown --api-key or --api-version is a usage error naming what the codec reads, not
+    a decode error at some byte. ApiVersions takes any version: a broker answers one it does not
+    support with a v0 body, which the codec reads (KIP-511)."""
+    from kconform.codecs.messages import API_VERSIONS_KEY, RESPONSES
+
+    response = RESPONSES.get(api_key)
+    if response is None:
+        accepted = ", ".join(
+            f"{key} ({RESPONSES[key].__name__.removesuffix('Response')})"
+            for key in sorted(RESPONSES)
+        )
+        raise UsageError(f"--api-key {api_key}: not an api key the codec reads; accepted: "
+                         f"{accepted}")  # fmt: skip
+    known = api_version in response.valid_versions
+    if not known and not (api_key == API_VERSIONS_KEY and api_version >= 0):
+        raise UsageError(f"--api-version {api_version}: {response.__name__} has versions "
+                         f"{response.valid_versions}")  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     from kconform.codecs.framing import decode_request, decode_response
     from kconform.codecs.wire import DecodeError
@@ -88,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if args.response:
             if args.api_key is None or args.api_version is None:
                 raise UsageError("--response needs --api-key and --api-version")
+            _check_response_type(args.api_key, args.api_version)
             header, body, version = decode_response(
                 data, args.api_key, args.api_version, strict=not args.lenient
             )

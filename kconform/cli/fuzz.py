@@ -151,10 +151,12 @@ def run_fuzz(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from kconform.cli.checks import check_outputs
+    from kconform.cli.checks import check_bootstrap, check_outputs
     from kconform.runner import DEFAULT_OUT
 
     check_outputs({"--out": args.out or DEFAULT_OUT})
+    if args.bootstrap_server:  # last: it asks the server ("not Kafka", as `run` says)
+        check_bootstrap(args.bootstrap_server)
     out = args.out or output_dir(None)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"

@@ -199,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
         _check_descriptors(options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if options.bootstrap_server:  # last: it asks the server ("not Kafka", as `run` says)
+        from kconform.cli.checks import check_bootstrap
+
+        check_bootstrap(options.bootstrap_server)
     return soak(
         options, spark=not args.no_spark, master=args.master, compare_dir=args.compare,
         baselines=baselines,

@@ -19,7 +19,7 @@ from kconform.engine.check import Check
 from kconform.errors import Inconclusive
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, TargetError
-from kconform.suites.broker.helpers import push
+from kconform.suites.broker.helpers import BULK_ANSWER_TIMEOUT, push
 
 TELEMETRY = [Capability.TELEMETRY]
 MAX_BYTES = "KIP-714 'Broker configuration': telemetry.max.bytes is the maximum size 'after "
@@ -27,7 +27,6 @@ MAX_BYTES += "compression if compression is used'; 'Error handling' TELEMETRY_TO
 MAX_BYTES += "§C.4 step 6"
 BOMB = "ruling 12 (healthy: MUST; rejected rather than exported: SHOULD; code: INFO); §C.4 step 7"
 LIVENESS = "a new connection answers ApiVersions v0"
-PUSH_TIMEOUT = 20.0  # seconds; a broker may take a while over a 5 MB payload, not forever
 BOMB_EXPANDED = 64 << 20  # bytes a bomb inflates to (smaller if the broker's limit demands it)
 
 
@@ -174,12 +173,13 @@ async def push_answered(
     metrics: bytes | None,
     compression_type: int = 0,
 ) -> int | None:
-    """`push()` as the session's client, lenient (`strict=False`, PUSH_TIMEOUT): its ErrorCode,
-    or None when it got no answer."""
+    """`push()` as the session's client, lenient (`strict=False`, BULK_ANSWER_TIMEOUT): its
+    ErrorCode, or None when it got no answer."""
     try:
         response = await push(
             connection, subscription.client_instance_id, subscription.subscription_id,
-            metrics=metrics, compression_type=compression_type, strict=False, timeout=PUSH_TIMEOUT,
+            metrics=metrics, compression_type=compression_type, strict=False,
+            timeout=BULK_ANSWER_TIMEOUT,
         )  # fmt: skip
     except (ConnectionError, TimeoutError) as exc:
         check.note(f"push not answered: {type(exc).__name__}: {exc}")

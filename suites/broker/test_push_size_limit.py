@@ -22,8 +22,10 @@ from kconform.errors import Inconclusive, Unsupported
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.suites.broker.helpers import (
+    BULK_ANSWER_TIMEOUT,
     INTERVAL_MS,
     NONE,
+    WAITS_FOR_BULK,
     err,
     new_instance,
     push_code,
@@ -79,6 +81,7 @@ async def telemetry_limit(check: Check, target: BrokerTarget) -> tuple[KafkaConn
     return conn, sub
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.push.size_limit.exceeded",
     rules=["kip714.push.size_limit"],
@@ -93,11 +96,15 @@ async def telemetry_limit(check: Check, target: BrokerTarget) -> tuple[KafkaConn
 async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
     conn, sub = await telemetry_limit(check, target)
     limit = sub.telemetry_max_bytes
+    at_limit = await asyncio.to_thread(sized_payload, limit)
     check.expect(f"push of exactly {limit} bytes", err(NONE),
-                 await push_code(conn, sub, metrics=sized_payload(limit)))  # fmt: skip
+                 await push_code(conn, sub, metrics=at_limit,
+                                 timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip
+    over = await asyncio.to_thread(sized_payload, limit + 1)
     sub = await new_instance(check, conn)
     check.expect(f"push of {limit + 1} bytes", err(ErrorCode.TELEMETRY_TOO_LARGE),
-                 await push_code(conn, sub, metrics=sized_payload(limit + 1)))  # fmt: skip
+                 await push_code(conn, sub, metrics=over,
+                                 timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip
 
 
 # What a broker may answer a push within TelemetryMaxBytes as sent that inflates past it: the
@@ -110,6 +117,7 @@ async def test_size_limit_exceeded(target: BrokerTarget, check: Check) -> None:
 AS_SENT_ANSWERS = (NONE, ErrorCode.INVALID_RECORD)
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.push.size_limit.after_compression",
     rules=["kip714.push.size_limit.as_sent"],
@@ -129,10 +137,11 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
     if not types:
         pytest.skip("the target advertises no compression type")
     ctype = 4 if 4 in types else types[0]
-    data = sized_payload(3 * limit)
+    data = await asyncio.to_thread(sized_payload, 3 * limit)
     body = compress(data, ctype)
     if len(body) > limit:
         raise Inconclusive(f"{3 * limit} bytes compressed to {len(body)}, above {limit}")
     check.expect_in(f"{len(body)} bytes as sent, {len(data)} decompressed",
                     [err(c) for c in AS_SENT_ANSWERS],
-                    await push_code(conn, sub, metrics=body, compression_type=ctype))  # fmt: skip
+                    await push_code(conn, sub, metrics=body, compression_type=ctype,
+                                    timeout=BULK_ANSWER_TIMEOUT))  # fmt: skip

@@ -28,6 +28,7 @@ from kconform.engine.check import Check
 from kconform.engine.model import Level, case
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.suites.broker.helpers import (
+    WAITS_FOR_BULK,
     payload,
     session,
 )
@@ -52,6 +53,7 @@ pytestmark = pytest.mark.kconform_disruptive
 # --- the size limit: applied to the bytes as sent --------------------------------------------
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.security.size_limit.oversized_rejected",
     rules=["kip714.push.size_limit"],
@@ -71,6 +73,7 @@ async def test_oversized_rejected(target: BrokerTarget, check: Check) -> None:
     await expect_alive(check, target, "an oversized push")
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.security.size_limit.at_limit_accepted",
     rules=["kip714.push.size_limit"],
@@ -90,6 +93,7 @@ async def test_at_limit_accepted(target: BrokerTarget, check: Check) -> None:
     await expect_alive(check, target, "a push at the limit")
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.security.size_limit.after_compression",
     rules=["kip714.push.size_limit.as_sent"],
@@ -115,6 +119,7 @@ async def test_size_limit_after_compression(target: BrokerTarget, check: Check) 
     await expect_alive(check, target, "a well-compressed push")
 
 
+@WAITS_FOR_BULK
 @case(
     "kip714.security.many_points",
     rules=["kip714.push.size_limit", "kip714.robustness.healthy"],

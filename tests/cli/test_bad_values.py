@@ -1,0 +1,192 @@
+"""Bad values the user gives (issue 41, "unclear" items): one line naming the value and what is
+accepted, exit 2, never a traceback or a library's own wording. Each test costs milliseconds."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kconform.cli import main
+from kconform.exit_codes import EXIT_USAGE
+
+
+def one_line(capsys: pytest.CaptureFixture[str], *texts: str) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for text in texts:
+        assert text in err, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argument", "texts"),
+    [
+        ("abc", ["'abc'", "odd number of hex digits (3)", "a file, or - for stdin"]),
+        ("zz00", ["'zz00' is not a file here nor hex", "'z' at position 0"]),
+        ("no-such-frame.bin", ["'no-such-frame.bin' is not a file here nor hex"]),
+    ],
+)
+def test_decode_names_a_frame_that_is_not_hex(
+    argument: str, texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decode", argument]) == EXIT_USAGE
+    err = one_line(capsys, *texts)
+    assert "fromhex" not in err
+
+
+@pytest.mark.parametrize(
+    ("key", "version", "texts"),
+    [
+        ("999", "0", ["--api-key 999", "accepted: 0 (Produce)", "72 (PushTelemetry)"]),
+        ("71", "5", ["--api-version 5", "GetTelemetrySubscriptionsResponse has versions 0"]),
+        ("18", "-1", ["--api-version -1", "ApiVersionsResponse has versions 0-"]),
+    ],
+)
+def test_decode_response_names_an_unknown_key_or_version(
+    key: str, version: str, texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["decode", "--response", "--api-key", key, "--api-version", version, "0000000100000000"]
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, *texts)
+
+
+@pytest.fixture
+def http_port() -> Iterator[int]:
+    """A port that answers whatever it is sent as an HTTP server would, at once."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(1024)
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["fuzz", "--budget", "2s"], ["soak", "--duration", "5s", "--clients", "2", "--no-spark"]],
+    ids=lambda c: c[0],
+)
+def test_fuzz_and_soak_say_a_port_is_not_kafka(
+    command: list[str], http_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They printed "Task was destroyed but it is pending!" or a LoopTimeout; `run` said it."""
+    args = [*command, "--target", "external", "--bootstrap-server", f"127.0.0.1:{http_port}",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"127.0.0.1:{http_port} is not Kafka: it answered as an HTTP server")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "text"),
+    [
+        (lambda p: p.mkdir(), "is a folder, not an executable"),
+        (lambda p: None, "does not exist"),
+    ],
+    ids=["folder", "missing"],
+)
+def test_a_command_client_that_is_no_program_is_a_usage_error(
+    make: Callable[[Path], None], text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder was reported as a path that does not exist, and only once cases were skipped."""
+    driver = tmp_path / "driver"
+    make(driver)
+    args = ["run", "--target", "reference", "--cases", "kip511.client.software_identity",
+            "--client", f"command:{driver}", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"client command:{driver}: {driver} {text}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["certify", "--client", "confluent-kafka@9.9.9"],
+        ["clients", "lock", "confluent-kafka@9.9.9"],
+    ],
+    ids=["certify", "lock"],
+)
+def test_a_release_pypi_does_not_list_is_one_line(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """It was buried in a 1,500-character pip line after 10 "skipped" rows."""
+    from kconform.fixtures.clients import versions
+
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(versions, "pip_versions", lambda package, python: ["2.5.0", "2.16.1"])
+    if command[0] == "certify":
+        assert main([*command, "--out", str(tmp_path / "out")]) == EXIT_USAGE
+        text = one_line(capsys)
+    else:  # `clients lock` reports each subject on standard output
+        assert main(command) == EXIT_USAGE
+        text = capsys.readouterr().out
+        assert text.count("\n") == 1, text
+    assert "confluent-kafka 9.9.9: no such release on PyPI; locked versions: 2.5.0, 2.5.3" in text
+    assert "2.16.1" in text and len(text) < 400 and "pip" not in text.replace("PyPI", ""), text
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_that_is_no_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """certify --client aiokafka@0.14.0 with it ended "no case produced a result", no reason."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "file" / "cache"))
+    args = ["certify", "--client", "aiokafka@0.14.0", "--out", str(tmp_path / "out")]
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, f"$KCONFORM_CACHE={tmp_path}/file/cache: {tmp_path}/file is not a folder")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_cache_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Simulated (os.access): the tests may run as root, who can write anywhere."""
+    from kconform import locations
+
+    real_access = os.access
+    monkeypatch.setattr(
+        locations.os, "access", lambda p, mode: p != tmp_path and real_access(p, mode)
+    )
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
+    assert main(["list"]) == EXIT_USAGE
+    one_line(capsys, f"{tmp_path} is not writable", "name a folder it can write")
+
+
+@pytest.mark.parametrize("value", ["false", "off", "", "2"])
+def test_maven_switch_takes_0_or_1(
+    value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Anything but "0" quietly meant "on"."""
+    monkeypatch.setenv("KCONFORM_KAFKA_MAVEN", value)
+    assert main(["list"]) == EXIT_USAGE
+    one_line(capsys, f"$KCONFORM_KAFKA_MAVEN={value!r}: expected 1", "or 0 (never ask)")
+
+
+def test_dists_entries_that_are_no_folder_are_warned_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kconform.fixtures.targets import kafka_dist
+
+    (tmp_path / "kafka_2.13-4.4.0.tgz").write_text("")
+    missing, tarball = tmp_path / "nowhere", tmp_path / "kafka_2.13-4.4.0.tgz"
+    monkeypatch.setenv("KCONFORM_KAFKA_DISTS", f"{missing}:{tarball}:{tmp_path}")
+    assert kafka_dist.search_folders() == [tmp_path]
+    err = capsys.readouterr().err
+    assert f"names {missing}, nothing that exists: ignored" in err, err
+    assert f"names {tarball}, a file: ignored" in err and "apache:<file.tgz>" in err, err
