@@ -55,7 +55,7 @@ def test_undecodable_frame_exits_1_with_one_line(capsys: pytest.CaptureFixture[s
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decode", "not-hex"]) == EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not a hex string" in err
+    assert err.count("\n") == 1 and "'not-hex' is not a file here nor hex" in err
     with pytest.raises(SystemExit) as exc:
         main(["no-such-command"])
     assert exc.value.code == EXIT_USAGE

@@ -36,11 +36,14 @@ def test_an_unknown_mutant_is_refused_before_the_run(
 def test_a_subject_that_cannot_be_set_up_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A client whose build folder cannot be made (the cache is a file) ends each case as
-    `error` with the cause, in the terminal and the results, not as "no case produced a result"."""
-    cache = tmp_path / "a-file"
+    """A client whose build folder cannot be made (a file stands where the cache's clients
+    folder goes) ends each case as `error` with the cause, in the terminal and the results, not
+    as "no case produced a result". (A KCONFORM_CACHE that is no writable folder is refused
+    before anything runs: tests/cli/test_bad_values.py.)"""
+    (tmp_path / "cache").mkdir()
+    cache = tmp_path / "cache" / "clients"
     cache.write_text("")
-    monkeypatch.setenv("KCONFORM_CACHE", str(cache / "cache"))
+    monkeypatch.setenv("KCONFORM_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
     args = ["certify", "--client", "aiokafka@0.14.0", "--cases", "kip511.client.software_identity"]
     assert main([*args, "--out", str(out)]) == EXIT_ERRORS
