@@ -34,10 +34,10 @@ JOBS_HELP = (
 
 
 CASES_HELP = (
-    "cases to run, comma separated: case ids (kip714.push.terminating.single), prefixes or "
-    "wildcards (kip714.push.*), or rule ids and wildcards over them (kip714.get.*): a pattern "
-    "that names no case id selects the cases that judge the rules it names; `kconform list` "
-    "shows both"
+    "cases to run, comma separated: case ids (kip714.push.terminating.single: that case alone), "
+    "prefixes that end at a dot (kip714.push. or kip714.push) or wildcards (kip714.push.*), or "
+    "rule ids and wildcards over them (kip714.get.*): a pattern that names no case id selects "
+    "the cases that judge the rules it names; `kconform list` shows both"
 )
 
 
@@ -48,21 +48,13 @@ def check_cases(text: str, kind: str | None = None) -> None:
     patterns = [p.strip() for p in text.split(",") if p.strip()]
     if not patterns:
         return
-    from kconform.engine.model import CASES, near_matches, select_cases
+    from kconform.cli.selection import refuse_unmatched
+    from kconform.engine.model import CASES
     from kconform.runner import case_catalogue
 
     case_catalogue()  # imports the suites, which declare their cases
     known = [c for c in CASES.values() if kind is None or c.kind == kind]
-    for pattern, chosen in select_cases(known, patterns).items():
-        if chosen:
-            continue
-        what = f"{kind} case" if kind else "case"
-        near = near_matches(pattern, known)
-        hint = f"; did you mean {' or '.join(near)}?" if near else ""
-        raise UsageError(
-            f"--cases {pattern!r} matches no {what} id and no rule id a {what} judges{hint} "
-            "(`kconform list` shows the case ids and their rules)"
-        )
+    refuse_unmatched(patterns, known, f"{kind} case" if kind else "case", "kconform list")
 
 
 CLIENT_TIMEOUT_HELP = (

@@ -152,8 +152,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     from kconform.cli.checks import check_bootstrap, check_outputs
+    from kconform.cli.selection import check_fuzz_cases
     from kconform.runner import DEFAULT_OUT
 
+    check_fuzz_cases(args.cases)
     check_outputs({"--out": args.out or DEFAULT_OUT})
     if args.bootstrap_server:  # last: it asks the server ("not Kafka", as `run` says)
         check_bootstrap(args.bootstrap_server)

@@ -21,6 +21,7 @@ from kconform.cli.checks import (
     jobs,
     readable,
 )
+from kconform.cli.selection import check_keyword
 from kconform.errors import UsageError
 
 __all__ = ["COMMAND"]
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     check_targets(targets, args.brokers, args.bootstrap_server, args.sink, probe=False)
     check_clients(args.client, args.client_timeout)
     check_cases(args.cases)
+    check_keyword(args.k)
     if args.coverage:
         check_coverage(targets, args.client, args.jobs)
     count = 1 if args.coverage else args.jobs

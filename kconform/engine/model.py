@@ -39,6 +39,7 @@ __all__ = [
     "matches_level",
     "matches_pattern",
     "near_matches",
+    "near_names",
     "select_cases",
     "verdict_for",
 ]
@@ -152,10 +153,21 @@ def matches_level(info: CaseInfo, level_filter: str) -> bool:
     return info.level in (Level.MUST, Level.SHOULD)
 
 
+WILDCARDS = frozenset("*?[")
+"""Characters that make a `--cases` pattern an fnmatch wildcard rather than an id or prefix."""
+
+
 def matches_pattern(info: CaseInfo, pattern: str) -> bool:
-    """Whether `--cases` pattern names this case by its id: a wildcard (`kip714.push.*`), an
-    id, or a prefix of ids (`kip714.push`)."""
-    return fnmatch.fnmatchcase(info.id, pattern) or info.id.startswith(pattern.rstrip("*"))
+    """Whether `--cases` pattern names this case by its id: a wildcard (`kip714.push.*`,
+    `kip511.client.software_identity*`), the id itself, or a prefix that ends at a dot: written
+    with it (`kip714.push.`) or as whole dotted segments (`kip714.push`, `kip511`). A pattern
+    never extends an id's last segment unasked: `kip511.client.software_identity` is one case,
+    not also `..._after_reset` (issue 41)."""
+    if WILDCARDS.intersection(pattern):
+        return fnmatch.fnmatchcase(info.id, pattern)
+    if pattern.endswith("."):
+        return info.id.startswith(pattern)
+    return info.id == pattern or info.id.startswith(pattern + ".")
 
 
 def judges_pattern(info: CaseInfo, pattern: str) -> bool:
@@ -165,7 +177,9 @@ def judges_pattern(info: CaseInfo, pattern: str) -> bool:
 
 
 def select_cases(infos: Iterable[CaseInfo], patterns: Iterable[str]) -> dict[str, set[str]]:
-    """{pattern: the ids of the cases it selects}. A pattern that names case ids selects those;
+    """{pattern: the ids of the cases it selects}, for every command that selects (`run`,
+    `certify`, `fuzz`, `matrix` through the plugin, and their checks before anything starts).
+    A pattern that names case ids (`matches_pattern`) selects those;
     one that names none selects the cases judging the rules it names (so `kip714.push.*` keeps
     selecting exactly the push cases, while `kip714.get.*`, the Get rules, selects the
     `kip714.subscriptions.*` cases that judge them). An empty set: the pattern matched nothing."""
@@ -180,10 +194,15 @@ def select_cases(infos: Iterable[CaseInfo], patterns: Iterable[str]) -> dict[str
 def near_matches(pattern: str, infos: Iterable[CaseInfo], count: int = 3) -> list[str]:
     """Case ids, rule ids and id prefixes (as `prefix.*`) that look like `pattern`, closest
     first, for the message that says a pattern matched nothing."""
+    return near_names(pattern, (d for info in infos for d in (info.id, *info.rules)), count)
+
+
+def near_names(pattern: str, dotted: Iterable[str], count: int = 3) -> list[str]:
+    """The dotted names and their prefixes (as `prefix.*`) that look like `pattern`, closest
+    first: one way of suggesting for every selector (`--cases`, `list --rule`)."""
     names: set[str] = set()
-    for info in infos:
-        for dotted in (info.id, *info.rules):
-            names.add(dotted)
-            parts = dotted.split(".")
-            names.update(".".join(parts[:n]) + ".*" for n in range(1, len(parts)))
+    for name in dotted:
+        names.add(name)
+        parts = name.split(".")
+        names.update(".".join(parts[:n]) + ".*" for n in range(1, len(parts)))
     return difflib.get_close_matches(pattern, sorted(names), n=count, cutoff=0.6)
