@@ -73,7 +73,9 @@ def check_keyword(expression: str | None) -> None:
     try:
         Expression.compile(expression)
     except (SyntaxError, ValueError) as exc:  # pytest 8.3+: SyntaxError; before: ParseError
-        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        reason = str(exc)
+        if isinstance(exc, SyntaxError):
+            reason = f"{exc.msg} at column {exc.offset}" if exc.offset else exc.msg
         raise UsageError(
             f"-k {expression!r} is not a pytest -k expression ({reason}); accepted: names or "
             "substrings of test names joined by and, or, not and parentheses"

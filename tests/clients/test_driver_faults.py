@@ -41,7 +41,7 @@ FAULTS: dict[str, tuple[str, str]] = {
 
 UNDERSCORE = "underscore_name"  # ClientSoftwareName kconform_minimal: KIP-511's pattern only
 UNDERSCORE_CASES = [
-    "kip511.client.software_identity",
+    "kip511.client.software_identity*",  # and its _apache case, which judges Apache's pattern
     "kip714.client.terminating.final_push",
     "kip714.client.handshake.instance_id",
 ]
