@@ -82,22 +82,27 @@ def check_keyword(expression: str | None) -> None:
         ) from None
 
 
-def check_kip(text: str, kip: str, known: Iterable[str]) -> None:
-    """`list --kip`: a KIP the rule book or the cases know (`kip`: `text` normalized), or a
-    group such as `fuzz`; any other is a UsageError naming those."""
-    kips = sorted(set(known))
+def check_kip(text: str, kip: str, groups: Iterable[str]) -> None:
+    """`list --kip`: a KIP the rule book declares rules of, or a group the cases belong to
+    (`groups`: `fuzz`); `kip` is `text` normalized (`714` -> `KIP-714`). Any other is a
+    UsageError naming those (it listed "0 cases", as if the KIP had none)."""
+    from kconform.rules import RULES
+
+    kips = sorted({rule.kip for rule in RULES.values()}.union(groups))
     if kip not in kips:
         raise UsageError(f"--kip {text!r}: no such KIP or group; known: {', '.join(kips)}")
 
 
-def check_rule(pattern: str, rule_ids: Iterable[str]) -> None:
-    """`list --rule`: a rule id, or a wildcard over rule ids, that names at least one rule; any
-    other is a UsageError naming the nearest rule ids, as `run --cases` names the nearest ids."""
+def check_rule(pattern: str, judged: Iterable[str]) -> None:
+    """`list --rule`: a rule id, or a wildcard over rule ids, that names at least one rule of
+    the rule book or one the cases judge (`judged`); any other is a UsageError naming the
+    nearest rule ids, as `run --cases` names the nearest case ids."""
     import fnmatch
 
     from kconform.engine.model import near_names
+    from kconform.rules import RULES
 
-    ids = sorted(set(rule_ids))
+    ids = sorted({*RULES, *judged})
     if any(fnmatch.fnmatchcase(rule, pattern) for rule in ids):
         return
     near = near_names(pattern, ids) or sorted({r.split(".", 1)[0] + ".*" for r in ids})
