@@ -46,11 +46,20 @@ def _hex_bytes(text: str) -> bytes:
     return bytes.fromhex(cleaned)
 
 
+def _is_file(argument: str) -> bool:
+    """Whether the argument names a file; a name no file can have (too long for the file
+    system) is hex or nothing, not an OSError."""
+    try:
+        return Path(argument).is_file()
+    except OSError:
+        return False
+
+
 def _frame_bytes(argument: str) -> bytes:
     """The frame from the argument: hex text, a file (hex text or raw bytes), or stdin."""
     if argument == "-":
         raw = sys.stdin.buffer.read()
-    elif Path(argument).is_file():
+    elif _is_file(argument):
         try:
             raw = Path(argument).read_bytes()
         except OSError as exc:

@@ -22,8 +22,9 @@ def add_arguments(listing: argparse.ArgumentParser) -> None:
                          help="broker cases or client cases only")  # fmt: skip
     listing.add_argument("--kip", default=None,
                          help="one KIP's cases: 511, 714, 977 or KIP-714; or fuzz")  # fmt: skip
-    listing.add_argument("--level", choices=("must", "should", "info"), default=None,
-                         help="cases of this level only")  # fmt: skip
+    from kconform.plugin.option_table import add_options
+
+    add_options(listing, "list")  # --level, as run, certify and pytest take it
     listing.add_argument(
         "--rule", default=None, help="cases judging this rule id, or a wildcard over rule ids"
     )
@@ -72,8 +73,9 @@ def filtered(cases: list[dict[str, Any]], args: argparse.Namespace) -> list[dict
     if args.kip:
         kip = _kip(args.kip)
         keep = [c for c in keep if c["kip"] == kip]
-    if args.level:
-        keep = [c for c in keep if c["level"] == args.level.upper()]
+    if args.level != "all":  # must: MUST; should: MUST and SHOULD (engine.model.matches_level)
+        levels = {"MUST"} if args.level == "must" else {"MUST", "SHOULD"}
+        keep = [c for c in keep if c["level"] in levels]
     if args.rule:
         keep = [c for c in keep if any(fnmatch.fnmatchcase(r, args.rule) for r in c["rules"])]
     if args.target:

@@ -54,9 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "(kind@version, as --client takes them)")  # fmt: skip
     run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
     run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
-    run.add_argument("--cases", default="",
-                     help="only these cases (as `kconform run --cases`); --write-baselines then "
-                     "updates their verdicts and keeps the others'")  # fmt: skip
+    from kconform.plugin.option_table import add_options
+
+    add_options(run, "matrix run")  # --cases
     run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
     run.add_argument("--write-baselines", action="store_true",
                      help="record each subject's verdicts in --baselines (whys kept)")  # fmt: skip

@@ -32,7 +32,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         from kconform.fixtures.clients.registry import parse_clients
 
         try:
-            clients = parse_clients(metafunc.config.getoption("--client"))
+            clients = parse_clients(metafunc.config.getoption("--client") or "")
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
         metafunc.parametrize("client", clients, ids=[c.label for c in clients], indirect=True,

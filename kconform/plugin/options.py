@@ -1,7 +1,8 @@
 """The kconform pytest plugin's options and markers, and the Hypothesis budgets they choose.
 
 `--target`, `--client`, `--cases`, `--baseline` and the rest: what plain `pytest` and the
-`kconform` command (which passes them on, kconform.runner) both accept.
+`kconform` command (which passes them on, kconform.runner) both accept, declared once in
+kconform.plugin.option_table; the `--kconform-*` ones here are the runner's own plumbing.
 """
 
 from __future__ import annotations
@@ -11,14 +12,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kconform.fixtures.clients.registry import clients_help
-from kconform.fixtures.targets.registry import (
-    TargetSpec,
-    UnknownTarget,
-    brokers_help,
-    parse_targets,
-    targets_help,
-)
+from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+from kconform.plugin.option_table import add_pytest_options
 
 __all__ = ["HYPOTHESIS_PROFILE_ENV", "check_coverage_targets", "target_specs"]
 
@@ -42,34 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Hypothesis budget: quick (make test) or deep (tox -e fuzz). "
         f"Default from ${HYPOTHESIS_PROFILE_ENV}, else quick.",
     )
-    group.addoption(
-        "--target",
-        default="",
-        help=f"broker target(s), comma separated: {targets_help()} "
-        "(default: reference, or external with --bootstrap-server)",
-    )
-    group.addoption(
-        "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
-    )
-    group.addoption(
-        "--sink", default=None,
-        help="http://host:port[,...] of the kconform sink plugin on each of the external "
-        "cluster's brokers (fixtures/plugin): the telemetry_sink cases are judged there too",
-    )  # fmt: skip
-    group.addoption(
-        "--brokers", type=int, default=None,
-        help=brokers_help(),
-    )  # fmt: skip
-    group.addoption(
-        "--without", default="",
-        help="capabilities to withhold from every target, comma separated (e.g. telemetry_sink): "
-        "its cases run as on a target that lacks them",
-    )  # fmt: skip
-    group.addoption(
-        "--client", default="",
-        help=f"client driver(s) for client cases, comma separated: {clients_help()} "
-        "(default: every installed driver)",
-    )  # fmt: skip
+    add_pytest_options(group.addoption)
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(
         "--kconform-volumes", default=None,
@@ -77,30 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "there); default: `volumes` beside --kconform-results",
     )  # fmt: skip
     group.addoption(
-        "--baseline", action="append", default=[],
-        help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
-    )  # fmt: skip
-    group.addoption(
-        "--cases",
-        default="",
-        help="cases to run, comma separated: case ids, prefixes or wildcards, or rule ids "
-        "(the cases that judge the rule)",
-    )
-    group.addoption("--level", default="all", choices=("must", "should", "all"))
-    group.addoption(
         "--stop-target-on-fail", action="store_true",
         help="after a target fails a MUST case, skip its remaining cases (mutation self-test)",
-    )  # fmt: skip
-    group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
-    group.addoption(
-        "--client-timeout", type=float, default=None,
-        help="seconds a client under test may take to its first request before its window is "
-        "closed (default 30); a driver that hangs then costs a case this much",
-    )  # fmt: skip
-    group.addoption(
-        "--coverage", action="store_true",
-        help="JaCoCo on the broker nodes (apache targets) and Java clients' JVMs: which of "
-        "Apache's KIP-511/KIP-714 code each case reaches, in the report (docs/coverage.md)",
     )  # fmt: skip
     group.addoption(
         "--coverage-summary", action="store_true",
