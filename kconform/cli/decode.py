@@ -26,7 +26,9 @@ def add_arguments(decode: argparse.ArgumentParser) -> None:
     decode.add_argument(
         "--lenient", action="store_true", help="accept nulls in non-nullable fields"
     )
-    decode.add_argument("--json", action="store_true", help="also print every field as JSON")
+    from kconform.plugin.option_table import add_options
+
+    add_options(decode, "decode")  # --json (here a switch)
 
 
 HEX_DIGITS = frozenset("0123456789abcdefABCDEF")

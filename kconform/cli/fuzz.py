@@ -127,7 +127,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
     try:
         budget = parse_budget(args.budget)
     except BudgetError as exc:
-        raise UsageError(str(exc)) from None
+        print(f"kconform: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     specs = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
                             default="reference")  # fmt: skip
     named = ",".join(s.label for s in specs)

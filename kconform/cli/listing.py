@@ -24,15 +24,9 @@ def add_arguments(listing: argparse.ArgumentParser) -> None:
                          help="one KIP's cases: 511, 714, 977 or KIP-714; or fuzz")  # fmt: skip
     from kconform.plugin.option_table import add_options
 
-    add_options(listing, "list")  # --level, as run, certify and pytest take it
+    add_options(listing, "list")  # --level and --target, as the table declares them
     listing.add_argument(
         "--rule", default=None, help="cases judging this rule id, or a wildcard over rule ids"
-    )
-    listing.add_argument(
-        "--target",
-        default=None,
-        help="broker cases whose needed capabilities this embedded target has (reference, "
-        "librdkafka_mock); the others are unsupported on it",
     )
 
 

@@ -25,8 +25,9 @@ def add_arguments(plugin: argparse.ArgumentParser) -> None:
     build_arg = plugin_build.add_argument
     build_arg("--kafka-libs", type=Path, required=True,
               help="the libs/ folder of the brokers' Kafka distribution")  # fmt: skip
-    build_arg("--out", type=Path, default=None,
-              help="folder for kconform-sink.jar (default: kconform's cache)")  # fmt: skip
+    from kconform.plugin.option_table import add_options
+
+    add_options(plugin_build, "plugin build")  # --out
     build_arg("--sink-port", type=int, default=18099,
               help="the port the sink listens on (default 18099)")  # fmt: skip
 

@@ -261,7 +261,10 @@ def main(argv: list[str], *, spark: Any = None) -> int:
     test); bad flags and input are one line on stderr and exit 2, as from the command."""
     parser = Parser(prog="kconform volumes")
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad flag, said in one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return run(args, spark)
     except UsageError as exc:

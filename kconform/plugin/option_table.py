@@ -22,6 +22,7 @@ from typing import Any, Protocol
 __all__ = [
     "CASES_HELP",
     "CLIENT_TIMEOUT_HELP",
+    "DROP",
     "JOBS_HELP",
     "LEVELS",
     "OPTIONS",
@@ -161,6 +162,9 @@ def value_bytes(value: str) -> tuple[int, int]:
 
 # -- the table --
 
+DROP = object()
+"""In `per_command`: this command's parser gets no such keyword (a switch takes no `type`)."""
+
 
 @dataclass(frozen=True)
 class Option:
@@ -191,7 +195,7 @@ class Option:
         merged = {"help": self.help_text(), **self.kwargs, **self.per_command.get(command, {})}
         if callable(merged["help"]):
             merged["help"] = merged["help"]()
-        return merged
+        return {key: value for key, value in merged.items() if value is not DROP}
 
 
 def _targets_help() -> str:
@@ -243,9 +247,13 @@ REPORT_FOLDER = "report folder (default reports/out/<time>)"
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
-    Option(("--target",), _targets_help, frozenset({"run", *ONE_TARGET}),
+    Option(("--target",), _targets_help, frozenset({"run", "list", *ONE_TARGET}),
            {"type": names("--target", TARGET_NAMES), "default": None},
            per_command={c: {"help": _one_target_help} for c in ONE_TARGET}
+           | {"list": {"type": text("--target", "one embedded target: reference or "
+                                    "librdkafka_mock"),
+                       "help": "broker cases whose needed capabilities this embedded target has "
+                       "(reference, librdkafka_mock); the others are unsupported on it"}}
            | {"run": {"help": lambda: _targets_help() + " (default: reference,librdkafka_mock, "
                       "or external with --bootstrap-server)"}},
            pytest=True),
@@ -293,11 +301,24 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--case-timeout",), "seconds per case before the plugin gives up on it",
            frozenset(), {"type": number("--case-timeout", float, 0.001), "default": 120.0},
            pytest=True),
-    Option(("--out",), REPORT_FOLDER, frozenset({*RUNS, "report", *ONE_TARGET}),
+    Option(("--out",), REPORT_FOLDER,
+           frozenset({*RUNS, "report", *ONE_TARGET, "baseline", "matrix run", "matrix render",
+                      "plugin build"}),
            {"type": Path, "default": None},
-           per_command={"soak": {"help": "output folder (default reports/out/soak-<time>)"},
+           per_command={"baseline": {"help": "the baseline file written, e.g. "
+                                     "baselines/librdkafka_mock.json"},
+                        "matrix run": {"default": Path("build/matrix"),
+                                       "help": "results folder (default build/matrix)"},
+                        "matrix render": {"default": Path("docs"), "help": "folder of matrix.md "
+                                          "and matrix.html (default ./docs)"},
+                        "plugin build": {"help": "folder for kconform-sink.jar (default: "
+                                         "kconform's cache)"},
+                        "soak": {"help": "output folder (default reports/out/soak-<time>)"},
                         "volumes": {"help": "output folder (default reports/out/volumes-<time>)"}}),
-    Option(("--json",), "write the results JSON here", RUNS, {"type": Path, "default": None}),
+    Option(("--json",), "write the results JSON here", frozenset({*RUNS, "decode"}),
+           {"type": Path, "default": None},
+           per_command={"decode": {"action": "store_true", "type": DROP, "default": DROP,
+                                   "help": "also print every field as JSON"}}),
     Option(("--junit",), "also write JUnit XML here", RUNS, {"type": Path, "default": None}),
     Option(("-k",), "pytest -k expression over the case names", frozenset({"run"}),
            {"type": text("-k", "a pytest -k expression"), "default": None}),
