@@ -12,10 +12,17 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from kconform.fixtures.clients.kind import ClientSpec
+from kconform.fixtures.clients.registry import parse_clients
 from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
 from kconform.plugin.option_table import add_pytest_options
 
-__all__ = ["HYPOTHESIS_PROFILE_ENV", "check_coverage_targets", "target_specs"]
+__all__ = [
+    "HYPOTHESIS_PROFILE_ENV",
+    "check_coverage_targets",
+    "client_specs",
+    "target_specs",
+]
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 
@@ -80,20 +87,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
 
 
+TARGET_SPECS = pytest.StashKey[list[TargetSpec]]()
+CLIENT_SPECS = pytest.StashKey[list[ClientSpec]]()
+
+
 def target_specs(config: pytest.Config) -> list[TargetSpec]:
-    """The targets this run is about, from --target/--bootstrap-server/--brokers."""
-    text = config.getoption("--target") or (
-        "" if config.getoption("--bootstrap-server") else "reference"
-    )
-    try:
-        return parse_targets(
-            text,
-            brokers=config.getoption("--brokers"),
-            bootstrap=config.getoption("--bootstrap-server"),
-            sink=config.getoption("--sink"),
-        )
-    except UnknownTarget as exc:
-        raise pytest.UsageError(str(exc)) from None
+    """The targets this run is about, from --target/--bootstrap-server/--brokers/--sink:
+    parsed once per run (the first call), then the same values for every test module."""
+    if TARGET_SPECS not in config.stash:
+        bootstrap = config.getoption("--bootstrap-server")
+        text = config.getoption("--target") or ("" if bootstrap else "reference")
+        try:
+            config.stash[TARGET_SPECS] = parse_targets(
+                text,
+                brokers=config.getoption("--brokers"),
+                bootstrap=bootstrap,
+                sink=config.getoption("--sink"),
+            )
+        except UnknownTarget as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[TARGET_SPECS]
+
+
+def client_specs(config: pytest.Config) -> list[ClientSpec]:
+    """The client drivers (--client; every installed one without it), parsed once per run and
+    only when a client case is collected (finding the installed ones asks each kind)."""
+    if CLIENT_SPECS not in config.stash:
+        try:
+            config.stash[CLIENT_SPECS] = parse_clients(config.getoption("--client") or "")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[CLIENT_SPECS]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -116,21 +140,17 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(config.getoption("--kconform-profile"))
     specs = target_specs(config)  # a bad --target fails here, before any test runs
     if config.getoption("--coverage"):
-        check_coverage_targets(specs, config.getoption("--client") or "")
+        named = client_specs(config) if config.getoption("--client") else []
+        check_coverage_targets(specs, named)
     elif config.getoption("--coverage-summary"):
         raise pytest.UsageError("--coverage-summary goes with --coverage")
 
 
-def check_coverage_targets(specs: list[TargetSpec], clients: str = "") -> None:
+def check_coverage_targets(specs: list[TargetSpec], clients: list[ClientSpec]) -> None:
     """--coverage needs JVMs the harness starts: apache targets or Java clients (the kinds say
-    so); `clients`: the --client text, whose entries must all be such JVMs."""
-    from kconform.fixtures.clients.registry import parse_clients
+    so); `clients`: those --client names, which must all be such JVMs."""
     from kconform.fixtures.coverage.subjects import coverage_problem
 
-    try:
-        named = parse_clients(clients) if clients.strip() else []
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    problem = coverage_problem([(s.label, s.kind) for s in specs], named)
+    problem = coverage_problem([(s.label, s.kind) for s in specs], clients)
     if problem:
         raise pytest.UsageError(problem)

@@ -202,3 +202,26 @@ def test_a_bootstrap_server_with_targets_that_take_none_is_refused(
     assert code == EXIT_USAGE and err.count("\n") == 1, err
     assert "--bootstrap-server names an existing cluster" in err and "--target reference" in err
     assert not started["probed"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "text"),
+    [
+        (["--cases="], "argument --cases: '' is empty"),
+        (["--client=a,,b"], "argument --client: 'a,,b' has an empty entry"),
+        (["--level=info"], "invalid choice: 'info'"),
+        (["--target=reference", "--bootstrap-server=x:1"], "only the external target takes"),
+    ],
+)
+def test_plain_pytest_refuses_what_the_command_refuses(
+    argv: list[str], text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plugin reads the same table, so its checks are the command's."""
+    import os
+
+    from kconform.runner import SUITES_DIR
+
+    args = [str(SUITES_DIR / "broker"), "-c", os.devnull, "--rootdir", str(tmp_path),
+            "-p", "no:cacheprovider", "--collect-only", "-q", *argv]  # fmt: skip
+    assert pytest.main(args) == pytest.ExitCode.USAGE_ERROR
+    assert text in capsys.readouterr().err
