@@ -45,7 +45,11 @@ def build(args: argparse.Namespace) -> int:
     )
 
     libs: Path = args.kafka_libs
-    if not libs.is_dir():
+    try:
+        is_folder = libs.is_dir()
+    except OSError as exc:  # a name too long for the file system
+        raise UsageError(f"--kafka-libs {libs}: {exc.strerror or exc}") from None
+    if not is_folder:
         raise UsageError(f"--kafka-libs {libs} is not a folder")
     if not any(libs.glob("kafka-clients-*.jar")) and (libs / "libs").is_dir():
         libs = libs / "libs"  # the distribution's folder rather than its libs/

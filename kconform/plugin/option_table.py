@@ -14,7 +14,7 @@ the CLI (tests/test_layers.py).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -171,7 +171,8 @@ class Option:
     """One option: `flags` as typed, `help` (text, or a function for help read from the kind
     registries), `commands` that accept it (`matrix run` for a nested one), argparse's
     `kwargs` (type, default, action, choices...), and per-command changes to them. `pytest`:
-    the plugin takes it too, with `pytest_kwargs` over `kwargs` (its values stay text)."""
+    the plugin takes it too, with the same validator (a value it returns is text, as the
+    plugin's options are: the runner writes parsed values back as text once)."""
 
     flags: tuple[str, ...]
     help: str | Callable[[], str]
@@ -179,7 +180,6 @@ class Option:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     per_command: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     pytest: bool = False
-    pytest_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -191,7 +191,7 @@ class Option:
     def arguments(self, command: str | None) -> dict[str, Any]:
         """The keyword arguments for `command`'s parser (None: the pytest plugin's)."""
         if command is None:
-            return {"help": self.help_text(), **self.kwargs, **self.pytest_kwargs}
+            return {"help": self.help_text(), **self.kwargs}
         merged = {"help": self.help_text(), **self.kwargs, **self.per_command.get(command, {})}
         if callable(merged["help"]):
             merged["help"] = merged["help"]()
@@ -370,8 +370,3 @@ def add_pytest_options(add: _Adder) -> None:
     for declared in OPTIONS:
         if declared.pytest:
             add(*declared.flags, **declared.arguments(None))
-
-
-def commands() -> Iterable[str]:
-    """Every command some option names."""
-    return sorted({c for declared in OPTIONS for c in declared.commands})
