@@ -1,5 +1,7 @@
-"""Flag checks and help texts several subcommands share: a bad target, client, baseline or
-worker count is a UsageError (one line, exit 2) before anything starts."""
+"""Checks several subcommands share once their flags are parsed: targets and clients resolved
+into specs once, and a bad target, client, case selection, baseline or output is a UsageError
+(one line, exit 2) before anything starts. The flags themselves, their help and validators:
+kconform.plugin.option_table."""
 
 from __future__ import annotations
 
