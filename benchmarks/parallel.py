@@ -92,7 +92,9 @@ def main() -> None:
     parser.add_argument("--main", action="store_true", help="the main job (make run)")
     opts = parser.parse_args()
     if opts.jobs is None and opts.main:
-        opts.jobs = default_run_jobs("reference,librdkafka_mock", client_names(""), whole=True)
+        opts.jobs = default_run_jobs(
+            "reference,librdkafka_mock", ",".join(client_names(None)), whole=True
+        )
     if opts.jobs is None:
         opts.jobs = default_jobs("" if opts.broker else opts.client)
     if opts.main:

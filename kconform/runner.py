@@ -19,10 +19,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -38,6 +38,10 @@ from kconform.plugin.workers import (
 from kconform.reports.common import SKIP_VERDICTS, not_judged
 from kconform.reports.model import RunResults, merge_runs
 
+if TYPE_CHECKING:
+    from kconform.fixtures.clients.kind import ClientSpec
+    from kconform.fixtures.targets.kind import TargetSpec
+
 SUITES_DIR = locations.suites()
 BASELINES_DIR = locations.baselines()
 DEFAULT_OUT = Path("reports") / "out"
@@ -47,11 +51,18 @@ COVERAGE_DIR = "coverage"
 """The report folder's subfolder for the volume runs (`volumes/<target>/`), from every worker."""
 
 
+def _default_targets() -> tuple[TargetSpec, ...]:
+    from kconform.fixtures.targets.registry import parse_targets
+
+    return tuple(parse_targets("reference,librdkafka_mock"))
+
+
 @dataclass
 class RunOptions:
-    targets: str = "reference,librdkafka_mock"
-    bootstrap_server: str | None = None
-    sink: str | None = None  # --sink: the sink plugin's URLs on the external cluster's brokers
+    """What a run is about, parsed (kconform.cli); `pytest_args` writes it as the plugin's
+    options, the one place it turns back into text."""
+
+    targets: tuple[TargetSpec, ...] = field(default_factory=_default_targets)
     brokers: int | None = None  # None: each target kind's default
     cases: str = ""
     level: str = "all"
@@ -63,17 +74,16 @@ class RunOptions:
     keyword: str | None = None
     exitfirst: bool = False
     verbose: bool = False
-    clients: str = ""  # client drivers for the client suites ("" = every installed one)
+    clients: tuple[ClientSpec, ...] | None = None  # client drivers (None: every installed one)
     suites: list[str] = field(default_factory=lambda: ["broker", "client", "volumes"])
     jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
     client_timeout: float | None = None  # seconds to a client's first request (None: 30)
     coverage: bool = False  # --coverage: JaCoCo on apache nodes, a section in the report
 
 
-def default_baselines(subjects: str) -> list[Path]:
-    """Committed baselines (`baselines/<subject>.json`) for the targets and clients being run;
-    an empty client list means every installed driver, so every driver baseline applies."""
-    names = {t.strip() for t in subjects.split(",") if t.strip()}
+def default_baselines(subjects: Iterable[str]) -> list[Path]:
+    """Committed baselines (`baselines/<subject>.json`) for the subjects (labels) being run."""
+    names = set(subjects)
     found = []
     named_by_path = any(
         n.startswith("apache:") and not re.fullmatch(r"apache:\d+\.\d+\.\d+", n) for n in names
@@ -120,16 +130,13 @@ def baseline_warnings(paths: list[Path], subjects: set[str]) -> list[str]:
     return warnings
 
 
-def client_names(clients: str) -> str:
+def client_names(clients: Sequence[ClientSpec] | None) -> list[str]:
     """The labels `--client`'s subjects run as (`java@4.4.0` runs as `java:4.4.0`, the name
-    its baseline carries), every installed driver's when empty, or the text as given when it
-    does not parse (the clients' start refuses it)."""
-    from kconform.fixtures.clients.registry import parse_clients
+    its baseline carries); every installed driver's for None."""
+    from kconform.fixtures.clients.registry import installed_clients
 
-    try:
-        return ",".join(dict.fromkeys(spec.label for spec in parse_clients(clients)))
-    except (ValueError, LookupError):  # UsageError too; said when the clients start
-        return clients
+    return list(dict.fromkeys(spec.label for spec in (
+        installed_clients() if clients is None else clients)))  # fmt: skip
 
 
 def output_dir(base: Path | None) -> Path:
@@ -169,18 +176,20 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
         *paths, "-c", os.devnull, "--rootdir", str(SUITES_DIR), "--import-mode=importlib",
         "-p", "no:cacheprovider", "-p", "no:terminal", "--assert=plain",
         "--kconform-results", str(results_path),
-        "--target", options.targets, "--level", options.level,
+        "--target", ",".join(t.label for t in options.targets), "--level", options.level,
     ]  # fmt: skip
     if report is not None:
         args += ["--kconform-volumes", str(report / VOLUMES_DIR)]
     if options.brokers is not None:
         args += ["--brokers", str(options.brokers)]
-    if options.bootstrap_server:
-        args += ["--bootstrap-server", options.bootstrap_server]
-    if options.sink:
-        args += ["--sink", options.sink]
-    if options.clients:
-        args += ["--client", options.clients]
+    bootstrap = next((t.bootstrap for t in options.targets if t.bootstrap), None)
+    if bootstrap:
+        args += ["--bootstrap-server", bootstrap]
+    sink = next((t.sink for t in options.targets if t.sink), None)
+    if sink:
+        args += ["--sink", sink]
+    if options.clients is not None:
+        args += ["--client", ",".join(c.label for c in options.clients)]
     if options.cases:
         args += ["--cases", options.cases]
     if options.client_timeout is not None:
@@ -191,9 +200,9 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
             args += ["--kconform-coverage", str(report / COVERAGE_DIR)]
     baselines = list(options.baselines)
     if options.use_default_baselines:
-        subjects = options.targets
+        subjects = [t.label for t in options.targets]
         if "client" in options.suites:
-            subjects += "," + client_names(options.clients)
+            subjects += client_names(options.clients)
         baselines += [b for b in default_baselines(subjects) if b not in baselines]
     for baseline in baselines:
         args += ["--baseline", str(baseline)]

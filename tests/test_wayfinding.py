@@ -49,7 +49,7 @@ def test_cases_that_match_nothing_are_refused_with_near_matches(
 def test_progress_lines_name_case_ids_and_a_rule_id_runs_its_cases(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["run", "--target", "reference", "--client", "", "--cases", "kip511.apiversions.schema"]
+    args = ["run", "--target", "reference", "--cases", "kip511.apiversions.schema"]
     code = main([*args, "--out", str(tmp_path), "-j", "1"])
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("[")]

@@ -77,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # a module KCONFORM_KINDS names: its help lines are missing
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad flag (said in one line), or --help / --version (0)
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else EXIT_USAGE
     try:
         check_environment()
         return int(args.func(args))
@@ -86,4 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("kconform: interrupted", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        if exc.filename is None:  # not a path the user gave: a harness defect, with its trace
+            raise
+        # a path named on the command line the system refuses (too long, a device, no access)
+        print(f"kconform: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kconform.exit_codes import EXIT_USAGE
 
@@ -15,7 +15,13 @@ __all__ = ["Command", "Parser"]
 
 
 class Parser(argparse.ArgumentParser):
-    """Bad flags: one line naming `kconform --help`, exit 2 (never argparse's usage block)."""
+    """Bad flags: one line naming `kconform --help`, exit 2 (never argparse's usage block). No
+    abbreviations: `--case` is not `--cases`, and a flag added later cannot change what an
+    abbreviation meant."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"kconform: error: {message} (see `kconform --help`)\n")
@@ -25,8 +31,9 @@ class Parser(argparse.ArgumentParser):
 class Command:
     """One subcommand: `kconform <name>`, shown in `kconform --help` as `help`.
 
-    `add_arguments` declares its flags on the subparser; `run` gets the parsed flags and returns
-    the exit code (kconform.exit_codes), raising UsageError for bad input."""
+    `add_arguments` declares its flags on the subparser: first those kconform.plugin.option_table
+    says it takes (`add_options(parser, name)`), then its own; `run` gets the parsed flags and
+    returns the exit code (kconform.exit_codes), raising UsageError for bad input."""
 
     name: str
     help: str

@@ -16,7 +16,9 @@ __all__ = ["COMMAND"]
 def add_arguments(baseline: argparse.ArgumentParser) -> None:
     baseline.add_argument("results", type=Path, nargs="?", help="a result folder or results.json")
     baseline.add_argument("--subject", help="e.g. librdkafka_mock")
-    baseline.add_argument("--out", type=Path, help="e.g. baselines/librdkafka_mock.json")
+    from kconform.plugin.option_table import add_options
+
+    add_options(baseline, "baseline")  # --out
     baseline.add_argument(
         "--prune", type=Path, action="append", default=[], metavar="BASELINE",
         help="remove the entries naming cases that no longer exist from this baseline file "

@@ -1,44 +1,35 @@
-"""Flag checks and help texts several subcommands share: a bad target, client, baseline or
-worker count is a UsageError (one line, exit 2) before anything starts."""
+"""Checks several subcommands share once their flags are parsed: targets and clients resolved
+into specs once, and a bad target, client, case selection, baseline or output is a UsageError
+(one line, exit 2) before anything starts. The flags themselves, their help and validators:
+kconform.plugin.option_table."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kconform.errors import UsageError
 
+if TYPE_CHECKING:
+    from kconform.fixtures.clients.kind import ClientSpec
+    from kconform.fixtures.targets.kind import TargetSpec
+
 __all__ = [
-    "CASES_HELP",
-    "CLIENT_TIMEOUT_HELP",
-    "JOBS_HELP",
-    "SINK_HELP",
+    "ClientSpecs",
+    "TargetSpecs",
+    "check_bootstrap",
     "check_cases",
-    "check_clients",
     "check_coverage",
     "check_outputs",
-    "check_targets",
-    "client_timeout",
-    "jobs",
     "readable",
+    "resolve_clients",
+    "resolve_targets",
 ]
 
-SINK_HELP = (
-    "http://host:port[,...]: the kconform sink plugin on each of the external cluster's brokers "
-    "(see `kconform plugin build`); the telemetry_sink cases are judged there too"
-)
-JOBS_HELP = (
-    "worker processes, each with its own targets and clients; cases judging one recorded "
-    "client run stay together, and a free worker takes the next case"
-)
-
-
-CASES_HELP = (
-    "cases to run, comma separated: case ids (kip714.push.terminating.single: that case alone), "
-    "prefixes that end at a dot (kip714.push. or kip714.push) or wildcards (kip714.push.*), or "
-    "rule ids and wildcards over them (kip714.get.*): a pattern that names no case id selects "
-    "the cases that judge the rules it names; `kconform list` shows both"
-)
+TargetSpecs = tuple["TargetSpec", ...]
+"""`--target` (with --brokers, --bootstrap-server, --sink) parsed once, as it travels."""
+ClientSpecs = tuple["ClientSpec", ...]
+"""`--client` parsed once; None where it travels means every installed driver."""
 
 
 def check_cases(text: str, kind: str | None = None) -> None:
@@ -57,24 +48,6 @@ def check_cases(text: str, kind: str | None = None) -> None:
     refuse_unmatched(patterns, known, f"{kind} case" if kind else "case", "kconform list")
 
 
-CLIENT_TIMEOUT_HELP = (
-    "seconds a client under test may take from its start to its first request (default 30); "
-    "a driver that hangs costs each case this much, and after two driver faults in a row its "
-    "remaining cases are skipped"
-)
-
-
-def client_timeout(text: str) -> float:
-    """--client-timeout S: a positive number of seconds."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
-    if not 0 < seconds <= 3600:
-        raise argparse.ArgumentTypeError(f"expected seconds in (0, 3600], not {text}")
-    return seconds
-
-
 def check_outputs(
     folders: dict[str, Path | None], files: dict[str, Path | None] | None = None
 ) -> None:
@@ -90,64 +63,54 @@ def check_outputs(
             output_file(file, flag)
 
 
-def jobs(text: str) -> int:
-    """-j N: a positive worker count."""
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of workers, not {text!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1 worker, not {count}")
-    return count
-
-
-def check_clients(clients: str, timeout: float | None = None) -> None:
-    """Unknown client names, and `command:` drivers describing capabilities kconform does not
-    know, are usage errors (a run would judge them against nothing and look certified); a
-    driver's `--describe` may take `timeout` s (`--client-timeout`) as its scenarios may."""
+def resolve_clients(text: str | None, timeout: float | None = None) -> ClientSpecs | None:
+    """`--client` parsed once (None when not given: every installed driver). Unknown client
+    names, and `command:` drivers describing capabilities kconform does not know, are usage
+    errors (a run would judge them against nothing and look certified); a driver's
+    `--describe` may take `timeout` s (`--client-timeout`) as its scenarios may."""
+    if text is None:
+        return None
     from kconform.fixtures.clients.registry import check_clients as check
     from kconform.fixtures.clients.registry import parse_clients
 
     try:
-        check(parse_clients(clients) if clients.strip() else [], timeout)
+        specs = tuple(parse_clients(text))
+        check(list(specs), timeout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    return specs
 
 
-def check_coverage(targets: str, clients: str, jobs: int | None) -> None:
+def check_coverage(targets: TargetSpecs, clients: ClientSpecs | None, jobs: int | None) -> None:
     """--coverage on subjects it can measure: apache targets, Java clients (a UsageError naming
     the one that is not a JVM kconform starts), in one worker (each case's dumps come from one
     set of JVMs)."""
-    from kconform.fixtures.clients.registry import parse_clients
     from kconform.fixtures.coverage.subjects import coverage_problem
 
-    named = parse_clients(clients) if clients.strip() else []
-    entries = [(t.strip(), t.strip()) for t in targets.split(",") if t.strip()]
-    problem = coverage_problem(entries, named)
+    problem = coverage_problem([(t.label, t.kind) for t in targets], list(clients or ()))
     if problem:
         raise UsageError(problem)
     if jobs is not None and jobs > 1:
         raise UsageError("--coverage attributes each case's coverage in one worker: use -j 1")
 
 
-def check_targets(
-    targets: str,
+def resolve_targets(
+    text: str | None,
     brokers: int | None,
     bootstrap: str | None,
     sink: str | None = None,
     *,
-    probe: bool = True,
-) -> None:
-    """The targets parse; `probe`: and `--bootstrap-server` is a Kafka listener
-    (`check_bootstrap`, which a caller with cheaper checks still to make runs last)."""
+    default: str,
+) -> TargetSpecs:
+    """`--target` parsed once: the names given, else `external` with `--bootstrap-server`, else
+    `default`. A `--bootstrap-server` that no target given takes is refused (parse_targets)."""
     from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
 
+    names = text or ("" if bootstrap else default)
     try:
-        parse_targets(targets, brokers=brokers, bootstrap=bootstrap, sink=sink)
+        return tuple(parse_targets(names, brokers=brokers, bootstrap=bootstrap, sink=sink))
     except UnknownTarget as exc:
         raise UsageError(str(exc)) from None
-    if bootstrap and probe:
-        check_bootstrap(bootstrap)
 
 
 def check_bootstrap(bootstrap: str) -> None:

@@ -26,7 +26,9 @@ def add_arguments(decode: argparse.ArgumentParser) -> None:
     decode.add_argument(
         "--lenient", action="store_true", help="accept nulls in non-nullable fields"
     )
-    decode.add_argument("--json", action="store_true", help="also print every field as JSON")
+    from kconform.plugin.option_table import add_options
+
+    add_options(decode, "decode")  # --json (here a switch)
 
 
 HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
@@ -46,11 +48,20 @@ def _hex_bytes(text: str) -> bytes:
     return bytes.fromhex(cleaned)
 
 
+def _is_file(argument: str) -> bool:
+    """Whether the argument names a file; a name no file can have (too long for the file
+    system) is hex or nothing, not an OSError."""
+    try:
+        return Path(argument).is_file()
+    except OSError:
+        return False
+
+
 def _frame_bytes(argument: str) -> bytes:
     """The frame from the argument: hex text, a file (hex text or raw bytes), or stdin."""
     if argument == "-":
         raw = sys.stdin.buffer.read()
-    elif Path(argument).is_file():
+    elif _is_file(argument):
         try:
             raw = Path(argument).read_bytes()
         except OSError as exc:

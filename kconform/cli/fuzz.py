@@ -53,14 +53,10 @@ stops it long before, this only catches a harness that hangs."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `kconform fuzz` options."""
-    from kconform.fixtures.targets.registry import targets_help
+    """The `kconform fuzz` options: the shared ones (kconform.plugin.option_table), its own."""
+    from kconform.plugin.option_table import add_options
 
-    parser.add_argument(
-        "--target",
-        default="reference",
-        help=targets_help(),
-    )
+    add_options(parser, "fuzz")
     parser.add_argument(
         "--budget",
         default="60s",
@@ -69,19 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, default=None, help="Hypothesis seed (reproducible runs)"
     )
-    parser.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
-    parser.add_argument(
-        "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
-    )
-    parser.add_argument("--brokers", type=int, default=1, help="brokers per embedded target")
-    parser.add_argument("--cases", default="fuzz.", help="fuzz case ids: prefixes or wildcards")
     parser.add_argument(
         "--profile",
         choices=("quick", "deep"),
         default="deep",
         help="Hypothesis profile (step counts of the stateful case)",
     )
-    parser.add_argument("--out", type=Path, default=None, help="report folder")
     guidance = parser.add_mutually_exclusive_group()
     guidance.add_argument(
         "--coverage-guided", dest="guidance", action="store_const", const="guided",
@@ -92,9 +81,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--coverage-unguided", dest="guidance", action="store_const", const="unguided",
         help="as --coverage-guided, measured the same way, but keeping nothing (the baseline)",
     )  # fmt: skip
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="print failures as they happen"
-    )
 
 
 @contextmanager
@@ -120,8 +106,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
     """Run the fuzz cases; returns the exit code (0 clean, 1 findings, 2 errors or bad usage)."""
     import pytest
 
+    from kconform.cli.checks import resolve_targets
     from kconform.engine.results import Expectation
-    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets, target_kind
+    from kconform.errors import UsageError
+    from kconform.fixtures.targets.registry import target_kind
     from kconform.plugin.progress import Progress
     from kconform.reports.model import RunResults
     from kconform.runner import (
@@ -138,19 +126,17 @@ def run_fuzz(args: argparse.Namespace) -> int:
     guidance = getattr(args, "guidance", None)
     try:
         budget = parse_budget(args.budget)
-        specs = parse_targets(
-            args.target, brokers=args.brokers, bootstrap=args.bootstrap_server, sink=args.sink
-        )
-    except (BudgetError, UnknownTarget) as exc:
+    except BudgetError as exc:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    specs = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
+                            default="reference")  # fmt: skip
+    named = ",".join(s.label for s in specs)
     if guidance is not None and (len(specs) != 1 or not target_kind(specs[0].kind).jvm_agent):
-        print(
-            f"kconform: error: --coverage-{guidance} needs one apache:<version> target (JaCoCo "
-            f"rides on the broker JVMs kconform starts); got {args.target}",
-            file=sys.stderr,
+        raise UsageError(
+            f"--coverage-{guidance} needs one apache:<version> target (JaCoCo rides on the "
+            f"broker JVMs kconform starts); got {named}"
         )
-        return EXIT_USAGE
     from kconform.cli.checks import check_bootstrap, check_outputs
     from kconform.cli.selection import check_fuzz_cases
     from kconform.runner import DEFAULT_OUT
@@ -163,9 +149,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
     options = RunOptions(
-        targets=args.target,
-        bootstrap_server=args.bootstrap_server,
-        sink=args.sink,
+        targets=specs,
         brokers=args.brokers,
         cases=args.cases,
         out=out,
@@ -179,7 +163,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     # a seed is always drawn and said, so any finding can be replayed
     seed = str(args.seed if args.seed is not None else random.SystemRandom().randrange(2**32))
     print(
-        f"kconform fuzz: {args.target}, budget {budget:.0f}s shared by the fuzz cases, seed {seed}",
+        f"kconform fuzz: {named}, budget {budget:.0f}s shared by the fuzz cases, seed {seed}",
         flush=True,
     )
     started = time.monotonic()
@@ -227,7 +211,8 @@ def _print_reach(folder: Path, version: str) -> None:
 
 def _replay_command(args: argparse.Namespace, seed: str) -> str:
     """The command that runs this fuzz run again with its seed."""
-    parts = ["kconform", "fuzz", "--target", args.target, "--budget", args.budget,
+    target = args.target or ("external" if args.bootstrap_server else "reference")
+    parts = ["kconform", "fuzz", "--target", target, "--budget", args.budget,
              "--seed", seed, "--profile", args.profile]  # fmt: skip
     if args.brokers != 1:
         parts += ["--brokers", str(args.brokers)]

@@ -23,16 +23,11 @@ def add_arguments(listing: argparse.ArgumentParser) -> None:
                          help="broker cases or client cases only")  # fmt: skip
     listing.add_argument("--kip", default=None,
                          help="one KIP's cases: 511, 714, 977 or KIP-714; or fuzz")  # fmt: skip
-    listing.add_argument("--level", choices=("must", "should", "info"), default=None,
-                         help="cases of this level only")  # fmt: skip
+    from kconform.plugin.option_table import add_options
+
+    add_options(listing, "list")  # --level and --target, as the table declares them
     listing.add_argument(
         "--rule", default=None, help="cases judging this rule id, or a wildcard over rule ids"
-    )
-    listing.add_argument(
-        "--target",
-        default=None,
-        help="broker cases whose needed capabilities this embedded target has (reference, "
-        "librdkafka_mock); the others are unsupported on it",
     )
 
 
@@ -74,8 +69,9 @@ def filtered(cases: list[dict[str, Any]], args: argparse.Namespace) -> list[dict
         kip = _kip(args.kip)
         check_kip(args.kip, kip, (c["kip"] for c in cases))
         keep = [c for c in keep if c["kip"] == kip]
-    if args.level:
-        keep = [c for c in keep if c["level"] == args.level.upper()]
+    if args.level != "all":  # must: MUST; should: MUST and SHOULD (engine.model.matches_level)
+        levels = {"MUST"} if args.level == "must" else {"MUST", "SHOULD"}
+        keep = [c for c in keep if c["level"] in levels]
     if args.rule:
         check_rule(args.rule, (r for c in cases for r in c["rules"]))
         keep = [c for c in keep if any(fnmatch.fnmatchcase(r, args.rule) for r in c["rules"])]

@@ -54,10 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "(kind@version, as --client takes them)")  # fmt: skip
     run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
     run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
-    run.add_argument("--cases", default="",
-                     help="only these cases (as `kconform run --cases`); --write-baselines then "
-                     "updates their verdicts and keeps the others'")  # fmt: skip
-    run.add_argument("--out", type=Path, default=Path("build/matrix"), help="results folder")
+    from kconform.plugin.option_table import add_options
+
+    add_options(run, "matrix run")  # --cases, --out
     run.add_argument("--write-baselines", action="store_true",
                      help="record each subject's verdicts in --baselines (whys kept)")  # fmt: skip
     run.add_argument("--baselines", type=Path, default=WRITTEN_BASELINES,
@@ -67,8 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=None,
                         help="the baselines read (default: kconform's own)")  # fmt: skip
-    render.add_argument("--out", type=Path, default=DOCS,
-                        help="folder of matrix.md and matrix.html (default ./docs)")  # fmt: skip
+    add_options(render, "matrix render")  # --out
     render.add_argument("--readme", type=Path, default=README,
                         help="the file whose release tables are rewritten (default ./README.md; "
                         "skipped, and said, when it does not exist)")  # fmt: skip

@@ -12,7 +12,8 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(messages: argparse.ArgumentParser) -> None:
-    messages.add_argument("--format", choices=("text", "json"), default="text")
+    messages.add_argument("--format", choices=("text", "json"), default="text",
+                          help="text (default) or json")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

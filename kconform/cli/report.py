@@ -15,8 +15,10 @@ __all__ = ["COMMAND"]
 
 
 def add_arguments(report: argparse.ArgumentParser) -> None:
+    from kconform.plugin.option_table import add_options
+
+    add_options(report, "report")
     report.add_argument("dirs", nargs="+", type=Path, help="result folders or results.json files")
-    report.add_argument("--out", type=Path, default=None)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,15 +13,17 @@ from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from kconform.fixtures.targets.base import Subscription
+    from kconform.fixtures.targets.kind import TargetSpec
 
 __all__ = ["COMMAND"]
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
-    from kconform.fixtures.targets.registry import brokers_help, targets_help
+    from kconform.fixtures.targets.registry import targets_help
+    from kconform.plugin.option_table import add_options
 
     serve.add_argument("target", help=targets_help(existing=False))
-    serve.add_argument("--brokers", type=int, default=None, help=brokers_help())
+    add_options(serve, "serve")
     serve.add_argument(
         "--subscription", action="append", default=[],
         help="a CLIENT_METRICS subscription: 'metrics=org.apache.kafka.;interval.ms=1000'",
@@ -49,19 +51,34 @@ def _parse_subscription(text: str, index: int) -> Subscription:
     return Subscription(fields.get("name", f"kconform-{index}"), metrics, interval, match)
 
 
+def _one_target(name: str, brokers: int | None) -> TargetSpec:
+    """The one target to start: never an existing cluster (serve starts targets; one already
+    running needs no serving)."""
+    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets, target_kind
+
+    try:
+        if "," in name.strip(","):
+            raise UsageError(f"serve takes exactly one target, not {name!r}")
+        kind = target_kind(name.strip())
+        if kind.needs_bootstrap:
+            raise UsageError(
+                f"serve starts a target; {kind.name!r} is a cluster already running (run the "
+                "suites against it with `kconform run --bootstrap-server host:port`)"
+            )
+        (spec,) = parse_targets(name, brokers=brokers)
+    except UnknownTarget as exc:
+        raise UsageError(str(exc)) from None
+    return spec
+
+
 def run(args: argparse.Namespace) -> int:
     import signal
     import threading
 
     from kconform.fixtures.targets.base import TargetError
-    from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
+    from kconform.fixtures.targets.registry import create_target
 
-    try:
-        (spec,) = parse_targets(args.target, brokers=args.brokers)
-    except UnknownTarget as exc:
-        raise UsageError(str(exc)) from None
-    except ValueError:
-        raise UsageError("serve takes exactly one target") from None
+    spec = _one_target(args.target, args.brokers)
     subscriptions = [_parse_subscription(t, i) for i, t in enumerate(args.subscription)]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

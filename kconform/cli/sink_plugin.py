@@ -25,8 +25,9 @@ def add_arguments(plugin: argparse.ArgumentParser) -> None:
     build_arg = plugin_build.add_argument
     build_arg("--kafka-libs", type=Path, required=True,
               help="the libs/ folder of the brokers' Kafka distribution")  # fmt: skip
-    build_arg("--out", type=Path, default=None,
-              help="folder for kconform-sink.jar (default: kconform's cache)")  # fmt: skip
+    from kconform.plugin.option_table import add_options
+
+    add_options(plugin_build, "plugin build")  # --out
     build_arg("--sink-port", type=int, default=18099,
               help="the port the sink listens on (default 18099)")  # fmt: skip
 
@@ -44,7 +45,11 @@ def build(args: argparse.Namespace) -> int:
     )
 
     libs: Path = args.kafka_libs
-    if not libs.is_dir():
+    try:
+        is_folder = libs.is_dir()
+    except OSError as exc:  # a name too long for the file system
+        raise UsageError(f"--kafka-libs {libs}: {exc.strerror or exc}") from None
+    if not is_folder:
         raise UsageError(f"--kafka-libs {libs} is not a folder")
     if not any(libs.glob("kafka-clients-*.jar")) and (libs / "libs").is_dir():
         libs = libs / "libs"  # the distribution's folder rather than its libs/

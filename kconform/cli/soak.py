@@ -33,16 +33,13 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from kconform.fixtures.targets.registry import brokers_help, targets_help
+    """The shared options (kconform.plugin.option_table), then the soak's own."""
+    from kconform.plugin.option_table import add_options
 
+    add_options(p, "soak")
     arg = p.add_argument
-    arg("--target", default="reference", help=f"one target: {targets_help()} (default: reference)")
-    arg("--bootstrap-server", default=None, help="host:port of an existing cluster (external)")
-    arg("--sink", default=None, help="http://host:port[,...]: the sink plugin on each broker")
-    arg("--brokers", type=int, default=None, help=brokers_help())
     arg("--duration", default="60s", help="8h, 20m, 60s (default 60s)")
     arg("--clients", type=int, default=200, help="simulated clients at the start (default 200)")
-    arg("--out", type=Path, default=None, help="output folder (default reports/out/soak-<time>)")
     arg("--workers", type=int, default=0, help="worker processes for the fleet (0: in-process)")
     arg("--shard", default="0/1", help="i/n: run every n-th client (one host of n; default 0/1)")
     arg(
@@ -68,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="",
         help="real clients joining the fleet: confluent-kafka:20,java:4.1.0:5",
     )
-    arg("--seed", type=int, default=714)
+    arg("--seed", type=int, default=714, help="the fleet's random seed (default 714)")
     arg("--run-id", default="", help="shared by every shard of one run (default: random)")
     arg(
         "--recovery-intervals",
@@ -99,13 +96,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     arg("--ramp-seconds", type=float, default=None, help="spread the clients' start over this")
     arg("--request-timeout", type=float, default=10.0, help="seconds (default 10)")
     arg("--compare", type=Path, default=None, help="a previous soak's output folder: the diff")
-    arg(
-        "--baseline",
-        action="append",
-        type=Path,
-        default=[],
-        help="verdict baseline JSON for the target (known deviations): only changes then fail",
-    )
     arg("--no-spark", action="store_true", help="tables by Python instead of the Spark job")
     arg("--master", default="local[2]", help="Spark master (default local[2])")
     arg("--report", type=Path, default=None, help="only re-render the soak page of this folder")
@@ -116,7 +106,6 @@ def options_from(args: argparse.Namespace) -> Any:
     """SoakOptions from the flags; ValueError with a readable reason for bad ones."""
     from kconform.soak.objectives import Thresholds
     from kconform.soak.options import SoakOptions
-    from kconform.soak.real import parse_real_clients
     from kconform.soak.schedule import parse_cadence, parse_duration
 
     duration = parse_duration(args.duration)
@@ -147,7 +136,7 @@ def options_from(args: argparse.Namespace) -> Any:
         raise UsageError(f"--compare {args.compare}: not a folder (a previous soak's output)")
     if not 0 < args.churn_fraction <= 0.3:
         raise UsageError("--churn-fraction must be in (0, 0.3]")
-    parse_real_clients(args.real_clients)  # a typo is a usage error, not a crash mid-run
+    _check_real_clients(args.real_clients)  # a typo is a usage error, not a crash mid-run
     thresholds = Thresholds(
         recovery_intervals=args.recovery_intervals,
         lockout_intervals=args.lockout_intervals,
@@ -157,7 +146,7 @@ def options_from(args: argparse.Namespace) -> Any:
     )
     out = args.out or DEFAULT_OUT / time.strftime("soak-%Y%m%d-%H%M%S")
     return SoakOptions(
-        target=args.target,
+        target=args.target or ("external" if args.bootstrap_server else "reference"),
         duration=duration,
         clients=args.clients,
         out=out,
@@ -178,6 +167,21 @@ def options_from(args: argparse.Namespace) -> Any:
         real_clients=args.real_clients,
         progress=not args.quiet,
     )
+
+
+def _check_real_clients(text: str) -> None:
+    """Every `--real-clients` entry is NAME:COUNT with a client name `--client` takes and a
+    count of at least 1, before the soak starts (not a crash once it ran)."""
+    from kconform.fixtures.clients.registry import parse_clients
+    from kconform.soak.real import parse_real_clients
+
+    for name, count in parse_real_clients(text):
+        try:
+            parse_clients(name)
+        except ValueError as exc:
+            raise UsageError(f"--real-clients {name}:{count}: {exc}") from None
+        if count < 1:
+            raise UsageError(f"--real-clients {name}:{count}: expected a count of at least 1")
 
 
 def run(args: argparse.Namespace) -> int:

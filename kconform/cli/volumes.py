@@ -15,11 +15,14 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kconform.cli.base import Command, Parser
 from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_FAILURES, EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from kconform.fixtures.targets.kind import TargetSpec
 
 __all__ = ["COMMAND", "main", "render_table"]
 
@@ -33,26 +36,16 @@ HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from kconform.fixtures.targets.registry import brokers_help, targets_help
+    """The shared options and the workload's bounds (kconform.plugin.option_table), then the
+    run's own."""
+    from kconform.plugin.option_table import add_options
 
-    p.add_argument("--target", default="reference",
-                   help=f"one target: {targets_help()} (default: reference)")  # fmt: skip
-    p.add_argument("--bootstrap-server", default=None, help="host:port of an existing cluster")
+    add_options(p, "volumes")
+    p.add_argument("--seed", type=int, default=977, help="the workload's seed (default 977)")
     p.add_argument(
-        "--sink", default=None, help="http://host:port[,...] of the sink plugin on each broker"
-    )
-    p.add_argument("--brokers", type=int, default=None, help=brokers_help())
-    p.add_argument("--topics", type=int, default=2)
-    p.add_argument("--partitions", type=int, default=3, help="per topic")
-    p.add_argument("--records", type=int, default=300, help="per topic")
-    p.add_argument("--value-bytes", default="64:1024", help="value size range MIN:MAX")
-    p.add_argument("--keys", type=int, default=64, help="distinct keys")
-    p.add_argument("--zipf", type=float, default=1.8, help="key skew exponent (0: uniform)")
-    p.add_argument("--seed", type=int, default=977)
-    p.add_argument(
-        "--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd")
-    )
-    p.add_argument("--out", type=Path, default=None, help="default reports/out/volumes-<time>")
+        "--compression", default="none", choices=("none", "gzip", "snappy", "lz4", "zstd"),
+        help="the producer's compression.type (default none)",
+    )  # fmt: skip
     p.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     p.add_argument("--no-spark", action="store_true", help="write ledger and samples only")
 
@@ -63,14 +56,20 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
     Ctrl-C and SIGTERM (a cancelled CI job) end it the same way: the run's settings on the
     target are undone (its metrics.verbosity entry, its CLIENT_METRICS subscription), the target
     it started is stopped, and the files already written stay."""
-    from kconform.cli.checks import check_outputs
+    from kconform.cli.checks import check_bootstrap, check_outputs, resolve_targets
     from kconform.runner import terminate_as_interrupt
 
     out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
+    specs = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
+                            default="reference")  # fmt: skip
+    if len(specs) != 1:
+        raise UsageError("volumes takes exactly one target")
     check_outputs({"--out": out})
+    if args.bootstrap_server:  # last: it asks the server ("not Kafka", as `run` says)
+        check_bootstrap(args.bootstrap_server)
     with terminate_as_interrupt():
         try:
-            return _volumes(args, out, spark)
+            return _volumes(args, specs[0], out, spark)
         except KeyboardInterrupt:
             kept = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
             print(
@@ -81,13 +80,13 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
             return EXIT_USAGE
 
 
-def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
+def _volumes(args: argparse.Namespace, spec: TargetSpec, out: Path, spark: Any) -> int:
     from kconform.engine.volumes.run import VolumeRun, compare
     from kconform.fixtures.targets.base import TargetError
 
     workload = _workload(args)
     try:
-        run: VolumeRun = _produce_and_collect(args, workload, out)
+        run: VolumeRun = _produce_and_collect(spec, workload, out)
     except TargetError as exc:
         print(f"kconform: volume run failed: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -144,14 +143,12 @@ def _volumes(args: argparse.Namespace, out: Path, spark: Any) -> int:
 def _workload(args: argparse.Namespace) -> Any:
     from kconform.engine.volumes.workload import Workload
 
-    low, sep, high = str(args.value_bytes).partition(":")
-    try:
-        sizes = (int(low), int(high if sep else low))
+    try:  # each value is bounded by its option (kconform.plugin.option_table)
         return Workload(
             topics=args.topics,
             partitions=args.partitions,
             records=args.records,
-            value_bytes=sizes,
+            value_bytes=args.value_bytes,
             keys=args.keys,
             zipf=args.zipf,
             seed=args.seed,
@@ -165,24 +162,16 @@ def _workload(args: argparse.Namespace) -> Any:
         ) from None
 
 
-def _produce_and_collect(args: argparse.Namespace, workload: Any, out: Path) -> Any:
+def _produce_and_collect(spec: TargetSpec, workload: Any, out: Path) -> Any:
     """Start the target, make the run on a private event loop, undo its settings, stop it."""
     from kconform.engine.volumes.run import run_volumes
     from kconform.fixtures.connection import KafkaConnection
     from kconform.fixtures.runtime import LoopThread
     from kconform.fixtures.targets.base import Capability
-    from kconform.fixtures.targets.registry import UnknownTarget, create_target, parse_targets
+    from kconform.fixtures.targets.registry import create_target
     from kconform.fixtures.wirelog import WireLog
 
-    try:
-        specs = parse_targets(
-            args.target, brokers=args.brokers, bootstrap=args.bootstrap_server, sink=args.sink
-        )
-    except UnknownTarget as exc:
-        raise UsageError(str(exc)) from None
-    if len(specs) != 1:
-        raise UsageError("volumes takes exactly one target")
-    target = create_target(specs[0])
+    target = create_target(spec)
     runtime = LoopThread("kconform-volumes")
     connections: list[KafkaConnection] = []
     cleanups: list[Any] = []
@@ -272,7 +261,10 @@ def main(argv: list[str], *, spark: Any = None) -> int:
     test); bad flags and input are one line on stderr and exit 2, as from the command."""
     parser = Parser(prog="kconform volumes")
     add_arguments(parser)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad flag, said in one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         return run(args, spark)
     except UsageError as exc:

@@ -20,7 +20,7 @@ from kconform.fixtures.runtime import LoopThread, LoopTimeout
 from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.targets.registry import DEFAULT_BROKERS
 from kconform.plugin.items import case_info
-from kconform.plugin.options import target_specs
+from kconform.plugin.options import client_specs, target_specs
 from kconform.plugin.state import CHECK, STATE, RunState
 from kconform.plugin.verdicts import skip_unjudged
 
@@ -29,12 +29,7 @@ __all__ = ["check", "client", "client_target", "runtime", "target"]
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "client" in metafunc.fixturenames:
-        from kconform.fixtures.clients.registry import parse_clients
-
-        try:
-            clients = parse_clients(metafunc.config.getoption("--client"))
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        clients = client_specs(metafunc.config)
         metafunc.parametrize("client", clients, ids=[c.label for c in clients], indirect=True,
                              scope="session")  # fmt: skip
     if "target" in metafunc.fixturenames:

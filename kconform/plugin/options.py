@@ -1,7 +1,8 @@
 """The kconform pytest plugin's options and markers, and the Hypothesis budgets they choose.
 
 `--target`, `--client`, `--cases`, `--baseline` and the rest: what plain `pytest` and the
-`kconform` command (which passes them on, kconform.runner) both accept.
+`kconform` command (which passes them on, kconform.runner) both accept, declared once in
+kconform.plugin.option_table; the `--kconform-*` ones here are the runner's own plumbing.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kconform.fixtures.clients.registry import clients_help
-from kconform.fixtures.targets.registry import (
-    TargetSpec,
-    UnknownTarget,
-    brokers_help,
-    parse_targets,
-    targets_help,
-)
+from kconform.fixtures.clients.kind import ClientSpec
+from kconform.fixtures.clients.registry import parse_clients
+from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+from kconform.plugin.option_table import add_pytest_options
 
-__all__ = ["HYPOTHESIS_PROFILE_ENV", "check_coverage_targets", "target_specs"]
+__all__ = [
+    "HYPOTHESIS_PROFILE_ENV",
+    "check_coverage_targets",
+    "client_specs",
+    "target_specs",
+]
 
 HYPOTHESIS_PROFILE_ENV = "KCONFORM_HYPOTHESIS_PROFILE"
 
@@ -42,34 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Hypothesis budget: quick (make test) or deep (tox -e fuzz). "
         f"Default from ${HYPOTHESIS_PROFILE_ENV}, else quick.",
     )
-    group.addoption(
-        "--target",
-        default="",
-        help=f"broker target(s), comma separated: {targets_help()} "
-        "(default: reference, or external with --bootstrap-server)",
-    )
-    group.addoption(
-        "--bootstrap-server", default=None, help="host:port[,host:port] of an existing cluster"
-    )
-    group.addoption(
-        "--sink", default=None,
-        help="http://host:port[,...] of the kconform sink plugin on each of the external "
-        "cluster's brokers (fixtures/plugin): the telemetry_sink cases are judged there too",
-    )  # fmt: skip
-    group.addoption(
-        "--brokers", type=int, default=None,
-        help=brokers_help(),
-    )  # fmt: skip
-    group.addoption(
-        "--without", default="",
-        help="capabilities to withhold from every target, comma separated (e.g. telemetry_sink): "
-        "its cases run as on a target that lacks them",
-    )  # fmt: skip
-    group.addoption(
-        "--client", default="",
-        help=f"client driver(s) for client cases, comma separated: {clients_help()} "
-        "(default: every installed driver)",
-    )  # fmt: skip
+    add_pytest_options(group.addoption)
     group.addoption("--kconform-results", default=None, help="write the run's results JSON here")
     group.addoption(
         "--kconform-volumes", default=None,
@@ -77,30 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "there); default: `volumes` beside --kconform-results",
     )  # fmt: skip
     group.addoption(
-        "--baseline", action="append", default=[],
-        help="verdict baseline JSON ({subject, verdicts}); a run then fails only on differences",
-    )  # fmt: skip
-    group.addoption(
-        "--cases",
-        default="",
-        help="cases to run, comma separated: case ids, prefixes or wildcards, or rule ids "
-        "(the cases that judge the rule)",
-    )
-    group.addoption("--level", default="all", choices=("must", "should", "all"))
-    group.addoption(
         "--stop-target-on-fail", action="store_true",
         help="after a target fails a MUST case, skip its remaining cases (mutation self-test)",
-    )  # fmt: skip
-    group.addoption("--case-timeout", type=float, default=120.0, help="seconds per case")
-    group.addoption(
-        "--client-timeout", type=float, default=None,
-        help="seconds a client under test may take to its first request before its window is "
-        "closed (default 30); a driver that hangs then costs a case this much",
-    )  # fmt: skip
-    group.addoption(
-        "--coverage", action="store_true",
-        help="JaCoCo on the broker nodes (apache targets) and Java clients' JVMs: which of "
-        "Apache's KIP-511/KIP-714 code each case reaches, in the report (docs/coverage.md)",
     )  # fmt: skip
     group.addoption(
         "--coverage-summary", action="store_true",
@@ -134,20 +87,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )  # fmt: skip
 
 
+TARGET_SPECS = pytest.StashKey[list[TargetSpec]]()
+CLIENT_SPECS = pytest.StashKey[list[ClientSpec]]()
+
+
 def target_specs(config: pytest.Config) -> list[TargetSpec]:
-    """The targets this run is about, from --target/--bootstrap-server/--brokers."""
-    text = config.getoption("--target") or (
-        "" if config.getoption("--bootstrap-server") else "reference"
-    )
-    try:
-        return parse_targets(
-            text,
-            brokers=config.getoption("--brokers"),
-            bootstrap=config.getoption("--bootstrap-server"),
-            sink=config.getoption("--sink"),
-        )
-    except UnknownTarget as exc:
-        raise pytest.UsageError(str(exc)) from None
+    """The targets this run is about, from --target/--bootstrap-server/--brokers/--sink:
+    parsed once per run (the first call), then the same values for every test module."""
+    if TARGET_SPECS not in config.stash:
+        bootstrap = config.getoption("--bootstrap-server")
+        text = config.getoption("--target") or ("" if bootstrap else "reference")
+        try:
+            config.stash[TARGET_SPECS] = parse_targets(
+                text,
+                brokers=config.getoption("--brokers"),
+                bootstrap=bootstrap,
+                sink=config.getoption("--sink"),
+            )
+        except UnknownTarget as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[TARGET_SPECS]
+
+
+def client_specs(config: pytest.Config) -> list[ClientSpec]:
+    """The client drivers (--client; every installed one without it), parsed once per run and
+    only when a client case is collected (finding the installed ones asks each kind)."""
+    if CLIENT_SPECS not in config.stash:
+        try:
+            config.stash[CLIENT_SPECS] = parse_clients(config.getoption("--client") or "")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[CLIENT_SPECS]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -170,21 +140,17 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile(config.getoption("--kconform-profile"))
     specs = target_specs(config)  # a bad --target fails here, before any test runs
     if config.getoption("--coverage"):
-        check_coverage_targets(specs, config.getoption("--client") or "")
+        named = client_specs(config) if config.getoption("--client") else []
+        check_coverage_targets(specs, named)
     elif config.getoption("--coverage-summary"):
         raise pytest.UsageError("--coverage-summary goes with --coverage")
 
 
-def check_coverage_targets(specs: list[TargetSpec], clients: str = "") -> None:
+def check_coverage_targets(specs: list[TargetSpec], clients: list[ClientSpec]) -> None:
     """--coverage needs JVMs the harness starts: apache targets or Java clients (the kinds say
-    so); `clients`: the --client text, whose entries must all be such JVMs."""
-    from kconform.fixtures.clients.registry import parse_clients
+    so); `clients`: those --client names, which must all be such JVMs."""
     from kconform.fixtures.coverage.subjects import coverage_problem
 
-    try:
-        named = parse_clients(clients) if clients.strip() else []
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    problem = coverage_problem([(s.label, s.kind) for s in specs], named)
+    problem = coverage_problem([(s.label, s.kind) for s in specs], clients)
     if problem:
         raise pytest.UsageError(problem)

@@ -254,7 +254,7 @@ def _shard_group(item: pytest.Item) -> str:
 
 def _select_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`--cases` (case ids, prefixes, wildcards or rule ids: `select_cases`) and `--level`."""
-    patterns = [p.strip() for p in config.getoption("--cases").split(",") if p.strip()]
+    patterns = [p.strip() for p in (config.getoption("--cases") or "").split(",") if p.strip()]
     level = config.getoption("--level")
     if not patterns and level == "all":
         return

@@ -52,7 +52,7 @@ class RunState:
         for subject, (verdicts, why) in layered.items():
             self.baselines[subject], self.baseline_why[subject] = verdicts, why
         self.targets: dict[str, BrokerTarget] = {}
-        self.withheld = _capabilities(config.getoption("--without"))
+        self.withheld = _capabilities(config.getoption("--without") or "")
         self.unavailable: dict[str, str] = {}
         self.failed_must: set[str] = set()
         self.interrupted = False  # set when the session ends interrupted (pytest_sessionfinish)

@@ -190,3 +190,74 @@ def test_dists_entries_that_are_no_folder_are_warned_of(
     err = capsys.readouterr().err
     assert f"names {missing}, nothing that exists: ignored" in err, err
     assert f"names {tarball}, a file: ignored" in err and "apache:<file.tgz>" in err, err
+
+
+# --- issue 41, the option table: an empty value, a bound, a flag a subcommand cannot honour ---
+
+CASE_IDS = "expected case ids, prefixes, wildcards or rule ids"
+TARGETS = "expected target names as `kconform targets` lists them"
+CLIENTS = "expected client names as `kconform clients` lists them"
+
+
+@pytest.mark.parametrize(
+    ("argv", "texts"),
+    [
+        (["run", "--cases="], ["argument --cases: '' is empty", CASE_IDS]),
+        (["run", "--cases=,,,"], ["argument --cases: ',,,' is empty", CASE_IDS]),
+        (["run", "--cases=kip511.*,,kip714.*"], ["'kip511.*,,kip714.*' has an empty entry"]),
+        (["run", "--target="], ["argument --target: '' is empty", TARGETS]),
+        (["run", "--target=reference,"], ["'reference,' has an empty entry", TARGETS]),
+        (["run", "--client="], ["argument --client: '' is empty", CLIENTS]),
+        (["certify", "--client="], ["argument --client: '' is empty", CLIENTS]),
+        (["certify", "--client=kafka-python", "--cases="], ["argument --cases: '' is empty"]),
+        (["run", "-k="], ["argument -k: '' is empty", "expected a pytest -k expression"]),
+        (["run", "-k= "], ["argument -k: ' ' is empty"]),
+        (["fuzz", "--target="], ["argument --target: '' is empty", TARGETS]),
+        (["soak", "--target="], ["argument --target: '' is empty"]),
+        (["volumes", "--target="], ["argument --target: '' is empty"]),
+        (["fuzz", "--cases="], ["argument --cases: '' is empty"]),
+        (["run", "--bootstrap-server="], ["argument --bootstrap-server: '' is empty"]),
+        (["run", "--brokers", "0"], ["argument --brokers: 0 is out of range", "at least 1"]),
+        (["run", "--case", "kip511.apiversions.schema"], ["unrecognized arguments: --case "]),
+        (["run", "--level", "info"], ["invalid choice: 'info'", "'must', 'should', 'all'"]),
+        (["list", "--level", "info"], ["invalid choice: 'info'", "'must', 'should', 'all'"]),
+        (["volumes", "--topics", "0"], ["argument --topics: 0 is out of range", "[1, 100]"]),
+        (["volumes", "--partitions", "x"], ["argument --partitions: 'x': expected a number of",
+                                            "partitions [1, 1000]"]),
+        (["volumes", "--value-bytes", "10:5"], ["--value-bytes: 10:5 is out of range",
+                                                "0 <= MIN <= MAX <= 1000000"]),
+        (["volumes", "--value-bytes", "2000000"], ["--value-bytes: 2000000 is out of range"]),
+        (["volumes", "--zipf=-1"], ["argument --zipf: -1 is out of range", "[0, 10]"]),
+        (["volumes", "--zipf=nan"], ["argument --zipf: nan is out of range"]),
+        (["serve", "external"], ["serve starts a target; 'external' is a cluster already",
+                                 "kconform run --bootstrap-server"]),
+        (["serve", "reference,librdkafka_mock"], ["serve takes exactly one target"]),
+        (["run", "--json"], ["argument --json: expected one argument"]),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) and v and v[0].isalpha() else None,
+)  # fmt: skip
+def test_an_empty_or_out_of_range_value_is_one_line_naming_it(
+    argv: list[str], texts: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """`certify --client ''` certified every installed client and exited 0; `run --cases ''`
+    ran everything; `volumes --topics 0` listed every value without naming the wrong one."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == EXIT_USAGE
+    one_line(capsys, *texts)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_real_clients_are_checked_before_the_soak_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "the soak crashed: UsageError" once the fleet ran, then a MUST error."""
+    from kconform.cli import soak
+
+    monkeypatch.setattr(soak, "soak", lambda *a, **k: pytest.fail("the soak started"))
+    args = ["soak", "--real-clients", "bogus:3", "--duration", "5s", "--clients", "2",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(args) == EXIT_USAGE
+    one_line(capsys, "--real-clients bogus:3: unknown client 'bogus' (known: confluent-kafka")
+    assert main([*args[:2], "kafka-python:0", *args[3:]]) == EXIT_USAGE
+    one_line(capsys, "--real-clients kafka-python:0: expected a count of at least 1")

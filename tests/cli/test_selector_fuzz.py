@@ -6,9 +6,6 @@ other than 0, 1 or 2.
 Nothing real starts: `kconform.runner.run` and pytest are replaced by a stand-in that records
 what would have run (`Started`). The other flags are fuzzed by tests/test_cli_fuzz.py. Bounded:
 at most `EXAMPLES` command lines per test and `BUDGET_S` seconds each (about 25 s in all).
-
-The rows marked xfail are what this fuzz found that the options work of issue 41 (another
-branch) fixes: strict, so they fail as XPASS once it is merged and their marks are to go.
 """
 
 from __future__ import annotations
@@ -86,20 +83,13 @@ def outcome(argv: list[str]) -> tuple[Any, str]:
             return "started", err.getvalue()
 
 
-OPTIONS_BRANCH = "issue 41 options work: an empty value is a usage error"
-
-
-def _known(reason: str, *values: Any) -> Any:
-    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=reason))
-
-
 SELECTING = [
-    _known(OPTIONS_BRANCH, ["run", "--target", "reference"], "--cases"),
-    _known(OPTIONS_BRANCH, ["run", "--target", "reference"], "-k"),
-    _known(OPTIONS_BRANCH, ["run"], "--target"),
-    _known(OPTIONS_BRANCH, ["run", "--target", "reference"], "--client"),
-    _known(OPTIONS_BRANCH, ["certify"], "--client"),
-    _known(OPTIONS_BRANCH, ["certify", "--client", "kafka-python"], "--cases"),
+    (["run", "--target", "reference"], "--cases"),
+    (["run", "--target", "reference"], "-k"),
+    (["run"], "--target"),
+    (["run", "--target", "reference"], "--client"),
+    (["certify"], "--client"),
+    (["certify", "--client", "kafka-python"], "--cases"),
     (["fuzz", "--budget", "1s"], "--cases"),
     (["fuzz", "--budget", "1s"], "--target"),
 ]

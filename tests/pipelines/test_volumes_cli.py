@@ -16,8 +16,8 @@ from kconform.engine.volumes.run import LEDGER_FILE, RUN_FILE, SAMPLES_FILE
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--value-bytes", "big"], "not a workload"),
-        (["--partitions", "0"], "not a workload"),
+        (["--value-bytes", "big"], "--value-bytes: 'big': expected MIN:MAX or N"),
+        (["--partitions", "0"], "--partitions: 0 is out of range: expected a number of"),
         (["--target", "nonsense"], "unknown target"),
         (["--target", "reference,librdkafka_mock"], "exactly one target"),
     ],
