@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from one_line_error import one_line as _one_line
 
 from kconform.cli import main
 from kconform.engine.results import CaseResult
@@ -21,14 +22,6 @@ from kconform.runner import certificate
 
 SAMPLE = Path(__file__).parent / "reports" / "data" / "sample-results.json"
 ONE_CASE = ["--target", "reference", "--cases", "kip511.apiversions.valid_software_accepted"]
-
-
-def _one_line(capsys: pytest.CaptureFixture[str], *texts: str) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for text in texts:
-        assert text in err, err
-    return err
 
 
 # --- 3. bounded by the machine -------------------------------------------------------------------

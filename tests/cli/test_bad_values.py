@@ -10,17 +10,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from one_line_error import one_line
 
 from kconform.cli import main
 from kconform.exit_codes import EXIT_USAGE
-
-
-def one_line(capsys: pytest.CaptureFixture[str], *texts: str) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for text in texts:
-        assert text in err, err
-    return err
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from one_line_error import one_line
 
 from kconform.cli import main
 from kconform.engine.model import CASES, select_cases
@@ -18,14 +19,6 @@ from kconform.runner import case_catalogue
 
 # an id that a longer id extends in its last segment: the old prefix matching took both
 SHORT, LONGER = "kip714.subscriptions.match.client_id", "kip714.subscriptions.match.client_id_null"
-
-
-def one_line(capsys: pytest.CaptureFixture[str], *texts: str) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for text in texts:
-        assert text in err, err
-    return err
 
 
 @pytest.fixture(autouse=True)
