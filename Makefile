@@ -26,6 +26,10 @@ BASELINE_ARGS := $(foreach b,$(wildcard baselines/*.json),--baseline $(b))
 KAFKA_DISTS ?= $(KCONFORM_KAFKA_DISTS)
 APACHE_VERSIONS ?= 3.7.0 4.4.0
 APACHE_CLUSTER ?= 4.4.0
+# The broker suites on 3 Apache nodes: `make matrix` runs them (MATRIX_CLUSTER); in CI they cost
+# 2.3 of its 45 minutes beside the reference's own 3 brokers in the main job, so they are opt-in
+# here (`make test APACHE_CLUSTER_GATED=4.4.0`).
+APACHE_CLUSTER_GATED ?=
 MAVEN := $(if $(filter 0,$(KCONFORM_KAFKA_MAVEN)),,$(shell command -v mvn 2>/dev/null))
 HAVE_RELEASES := $(or $(KAFKA_DISTS),$(MAVEN))
 TEST_ENV := SPARK_LOCAL_IP=127.0.0.1 KCONFORM_KAFKA_DISTS=$(KAFKA_DISTS)
@@ -63,7 +67,11 @@ endif
 # main job runs them in workers, as `make run` does (same verdicts as one process, benchmarks/
 # parallel.py --main), after the harness, which keeps the Java clients (sequential: a JVM per
 # case bent their timing when side by side) or, without distributions, no client cases.
-JAVA_CLIENTS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),java:$(v)))
+# The newest release's Java client only (its coverage gate below): the oldest's 64 cases cost CI
+# about 3.5 of its 45 minutes and `make matrix` judges every release's client against the same
+# baselines (JAVA_GATED="3.7.0 4.4.0" puts it back).
+JAVA_GATED ?= $(lastword $(APACHE_VERSIONS))
+JAVA_CLIENTS := $(subst $(space),$(comma),$(foreach v,$(JAVA_GATED),java:$(v)))
 HARNESS_CLIENTS := $(if $(HAVE_RELEASES),--client $(JAVA_CLIENTS),--ignore=suites/client)
 # The lost-push cases hold a Java client about 5.5 minutes each (its fixed releases wait 300 s
 # before they Get again, docs/targets.md): `make matrix` judges them on every Java release and
@@ -133,8 +141,10 @@ ifneq ($(HAVE_RELEASES),)
 	  --coverage --coverage-summary --kconform-coverage $(COVERAGE_GATE_DIR)
 	$(BIN)/python -m kconform.reports.coverage_gate \
 	  $(COVERAGE_GATE_DIR)/apache-$(COVERAGE_GATED)/coverage.json
+ifneq ($(APACHE_CLUSTER_GATED),)
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:cacheprovider suites/broker suites/volumes \
-	  --target apache:$(APACHE_CLUSTER) --brokers 3 $(BASELINE_ARGS) $(APACHE_UNGATED)
+	  --target apache:$(APACHE_CLUSTER_GATED) --brokers 3 $(BASELINE_ARGS) $(APACHE_UNGATED)
+endif
 else
 	@echo "apache targets skipped: no Apache Kafka release to be had (KCONFORM_KAFKA_DISTS" \
 	  "unset and no mvn on PATH, or KCONFORM_KAFKA_MAVEN=0)"
