@@ -38,8 +38,11 @@ def _count(subject: Subject, verdict: str) -> str:
     return f"{subject.unexpected(verdict)}+{expected}{EXPECTED_MARK}"
 
 
-def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) -> str:
-    """A plain-text table: one row per subject, its failing case ids under it, then the status."""
+def summary_table(
+    results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN, overall: bool = True
+) -> str:
+    """A plain-text table: one row per subject, its failing case ids under it, then the status
+    (`overall`; `kconform certify` leaves it to its certificate, which has the one headline)."""
     rows = subjects(results)
     if not rows:
         note = f" (interrupted {interruption(results)})" if results.interrupted else ""
@@ -81,7 +84,8 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
             "not judged at all (every case unsupported, not applicable or skipped): "
             f"{', '.join(unjudged)}: CI fails"
         )
-    lines.append(
-        f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
-    )
+    if overall:
+        lines.append(
+            f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
+        )
     return "\n".join(lines) + "\n"
