@@ -87,6 +87,14 @@ class Certificate:
     baseline: str = ""
 
     @property
+    def counted(self) -> str:
+        """"judged 3, not judged 7 (7 not-applicable)": the one count every output shows."""
+        tally = _tally(self.not_judged)
+        return f"judged {self.judged}, not judged {len(self.not_judged)}" + (
+            f" ({tally})" if tally else ""
+        )
+
+    @property
     def consequences(self) -> list[NotJudged]:
         return [n for n in self.not_judged if n.consequence_of]
 
@@ -267,7 +275,7 @@ def render_text(certificates: Sequence[Certificate], width: int = 160) -> str:
             lines.append(f"  client: {c.subject}")
         lines += [
             f"  capabilities: {', '.join(c.capabilities) or 'none'}",
-            f"  cases {c.cases}: judged {c.judged}, not judged {c.cases - c.judged}",
+            f"  cases {c.cases}: {c.counted}",
             f"  MUST: {c.must['passed']} passed, {c.must['failed']} failed;"
             f" SHOULD: {c.should['passed']} passed, {c.should['failed']} not followed",
         ]

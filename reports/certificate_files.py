@@ -109,7 +109,7 @@ def _facts(c: Certificate) -> str:
     facts = [
         f"<b>client</b> {esc(c.subject)}",
         f"<b>capabilities</b> {esc(', '.join(c.capabilities) or 'none')}",
-        f"<b>cases</b> {c.cases}: judged {c.judged}, not judged {c.cases - c.judged}",
+        f"<b>cases</b> {c.cases}: {esc(c.counted)}",
         f"<b>MUST</b> {c.must['passed']} passed, {c.must['failed']} failed",
         f"<b>SHOULD</b> {c.should['passed']} passed, {c.should['failed']} not followed",
         f'<span id="baseline"><b>baseline</b> {esc(c.baseline)}</span>',

@@ -73,7 +73,8 @@ def test_a_must_failure_with_its_consequences_does_not_conform_and_exits_1() -> 
     text = render_text([cert])
     assert text.startswith(f"certificate: {IDENTITY}: DOES NOT CONFORM\n  MUST rules failed: ")
     assert f"7 consequences of {SOFTWARE_IDENTITY} failing (see {SOFTWARE_IDENTITY})" in text
-    assert "cases 10: judged 2, not judged 8" in text and "INCOMPLETE" not in text
+    assert "cases 10: judged 2, not judged 8 (7 not-applicable, 1 unsupported)" in text
+    assert "INCOMPLETE" not in text
     assert f"client: {DRIVER}" in text and "capabilities: none" in text
 
 
@@ -204,7 +205,7 @@ def test_the_html_first_screen_is_the_certificate(tmp_path: Path) -> None:
     first = page[: page.index("<h2>Subjects</h2>")]
     assert f"{IDENTITY}: DOES NOT CONFORM" in first and "(exit 1)" in first
     assert "CI would" not in page  # no second verdict beside the certificate's
-    assert "judged 2, not judged 8" in first and "capabilities</b> none" in first
+    assert "judged 2, not judged 8 (7 not-applicable, 1 unsupported)" in first and "capabilities</b> none" in first
     assert "Not judged: consequences of a failed rule (7)" in first
     assert f"<b>client</b> {DRIVER}" in first and "none recorded" in first
     assert "capabilities: none" in page  # the subjects table too, for a client claiming none
