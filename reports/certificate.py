@@ -88,7 +88,7 @@ class Certificate:
 
     @property
     def counted(self) -> str:
-        """"judged 3, not judged 7 (7 not-applicable)": the one count every output shows."""
+        """ "judged 3, not judged 7 (7 not-applicable)": the one count every output shows."""
         tally = _tally(self.not_judged)
         return f"judged {self.judged}, not judged {len(self.not_judged)}" + (
             f" ({tally})" if tally else ""

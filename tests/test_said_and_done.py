@@ -10,8 +10,8 @@ import pytest
 from kconform.cli import main
 from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_ERRORS, EXIT_USAGE
-from kconform.reports.model import RunResults
 from kconform.reports.certificate import certify, render_text
+from kconform.reports.model import RunResults
 
 
 def _result(case_id: str, verdict: str, message: str = "") -> CaseResult:
