@@ -88,7 +88,7 @@ class Certificate:
 
     @property
     def counted(self) -> str:
-        """ "judged 3, not judged 7 (7 not-applicable)": the one count every output shows."""
+        """The one count every output shows: judged 3, not judged 7 (7 not-applicable)."""
         tally = _tally(self.not_judged)
         return f"judged {self.judged}, not judged {len(self.not_judged)}" + (
             f" ({tally})" if tally else ""
@@ -183,7 +183,7 @@ def decide(results: RunResults, cert: Certificate) -> tuple[str, str]:
 
 
 def identity(subject: str, described: dict[str, Any], mine: Sequence[CaseResult]) -> str:
-    """ "confluent-kafka-python (librdkafka 2.16.0) 2.16.1": what the client said it is, else
+    """What the client said it is (confluent-kafka-python (librdkafka 2.16.0) 2.16.1), else
     its kind's name; never a driver's file path (that is the `client.name` detail)."""
     implementation = str(described.get("implementation") or "") or next(
         (r.implementation for r in mine if r.implementation), ""
@@ -217,8 +217,8 @@ def _tally(items: Sequence[NotJudged]) -> str:
 
 
 def baseline_line(mine: Sequence[CaseResult], subject: str, paths: Sequence[Path]) -> str:
-    """ "matches baselines/x.json", "2 verdicts changed from baselines/x.json (...)" or "none
-    recorded": apart from the headline, which a baseline never changes."""
+    """The baseline line (matches baselines/x.json; 2 verdicts changed from baselines/x.json
+    (...); none recorded), apart from the headline, which a baseline never changes."""
     named = [p for p in paths if _subject_of(p) == subject]
     source = ", ".join(_shown(p) for p in named) or "the baseline given"
     compared = [r for r in mine if r.baseline is not None]
