@@ -280,7 +280,7 @@ def render_text(certificates: Sequence[Certificate], width: int = 160) -> str:
             f" SHOULD: {c.should['passed']} passed, {c.should['failed']} not followed",
         ]
         for rule, cases in c.failed_must.items():
-            lines.append(f"  failed MUST rule {rule}: {', '.join(cases)}")
+            lines.append(f"  failed MUST rule {rule}, in {', '.join(cases)}")
         lines += _not_judged_lines(c, width)
         for k in c.contradictions:
             lines.append(f"  claims contradicted: {k.text}")

@@ -119,7 +119,7 @@ def _facts(c: Certificate) -> str:
 
 
 def _lists(c: Certificate) -> list[str]:
-    failed = [f"<code>{esc(rule)}</code>: {esc(', '.join(cases))}"
+    failed = [f"<code>{esc(rule)}</code>, in {esc(', '.join(cases))}"
               for rule, cases in c.failed_must.items()]  # fmt: skip
     consequences = [
         f"<code>{esc(n.case_id)}</code>: {esc(n.reason)}: see <code>{esc(n.consequence_of)}"

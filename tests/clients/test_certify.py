@@ -130,3 +130,27 @@ def test_a_driver_that_crashes_is_incomplete(certified: dict[str, Certified]) ->
     assert run.code == 2 and cert["headline"] == "INCOMPLETE", run.stdout
     assert cert["judged"] == 0 and cert["not_judged"][0]["reason"], cert
     assert "#8a949e" in run.svg  # grey: not a verdict on the client
+
+
+def test_an_interrupted_certification_is_incomplete(tmp_path: Path) -> None:
+    """Ctrl-C after some cases: never "CONFORMS to every MUST rule checked" (23 of 58 did)."""
+    import signal
+
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kconform.cli", "certify", "--client", "confluent-kafka",
+         "--cases", "kip511.*", "-j", "1", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    seen = []
+    while not any("2/10]" in line for line in seen):  # two cases have finished
+        seen.append(process.stdout.readline())
+        assert seen[-1], seen
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=90)
+    assert process.returncode == 2, stdout
+    (cert,) = json.loads((out / "certificate.json").read_text())["certificates"]
+    assert cert["headline"] == "INCOMPLETE" and "interrupted after" in cert["why"], cert
+    assert "of 10 planned case runs" in cert["why"] and "CONFORMS" not in stdout, stdout
+    assert ": INCOMPLETE\n  the run was interrupted after" in stdout, stdout
