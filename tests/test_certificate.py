@@ -210,3 +210,17 @@ def test_the_html_first_screen_is_the_certificate(tmp_path: Path) -> None:
     assert "Not judged: consequences of a failed rule (7)" in first
     assert f"<b>client</b> {DRIVER}" in first and "none recorded" in first
     assert "capabilities: none" in page  # the subjects table too, for a client claiming none
+
+
+def test_every_needs_a_case_declares_names_a_rule_of_the_book() -> None:
+    """A `needs` naming no rule would never group its case as a consequence: it would count
+    toward INCOMPLETE again, silently."""
+    from kconform import locations
+
+    found = {}
+    for path in sorted((locations.suites() / "client").glob("*.py")):
+        for rule in re.findall(r'needs="([^"]+)"', path.read_text(encoding="utf-8")):
+            found[rule] = path.name
+    assert SOFTWARE_IDENTITY in found, found
+    unknown = {rule: name for rule, name in found.items() if rule not in RULES}
+    assert not unknown, unknown
