@@ -193,7 +193,7 @@ def identity(subject: str, described: dict[str, Any], mine: Sequence[CaseResult]
     if not implementation:
         kind = subject.split(":", 1)[0] if ":" in subject else subject
         implementation = f"{kind} driver" if "/" in subject or ":" in subject else kind
-    if version and version != "unknown" and version not in implementation:
+    if version and version != "unknown" and not implementation.endswith(version):
         return f"{implementation} {version}"
     return implementation
 
