@@ -224,3 +224,13 @@ def test_every_needs_a_case_declares_names_a_rule_of_the_book() -> None:
     assert SOFTWARE_IDENTITY in found, found
     unknown = {rule: name for rule, name in found.items() if rule not in RULES}
     assert not unknown, unknown
+
+
+def test_certify_s_table_leaves_the_verdict_to_the_certificate() -> None:
+    """confluent-kafka's table said "CI ok" and "overall: PASS" above DOES NOT CONFORM."""
+    from kconform.reports.summary import summary_table
+
+    run = _run(_r("a.b", "fail", baseline="fail"), interrupted=True)
+    table = summary_table(run, overall=False)
+    assert "overall" not in table and "CI" not in table and "do not fail" not in table, table
+    assert "overall: FAIL" in summary_table(run) and "CI fails" in summary_table(run)
