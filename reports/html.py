@@ -108,7 +108,7 @@ def render_index(
         _banner(results),
         lead,
         _run_summary(results, ci=not lead),
-        _subjects_table(columns),
+        _subjects_table(columns, ci=not lead),
         _changes(moved, comparable or any(r.baseline is not None for r in results.results)),
         _matrix(columns, groups, {(c.case_id, c.subject) for c in moved}),
     ]
@@ -165,7 +165,8 @@ def _run_summary(results: RunResults, *, ci: bool = True) -> str:
     )
 
 
-def _subjects_table(columns: list[Subject]) -> str:
+def _subjects_table(columns: list[Subject], *, ci: bool = True) -> str:
+    """A row per subject; `ci`: its CI column (a certify run's certificate is its one verdict)."""
     if not columns:
         return '<p class="muted" id="empty">No case ran: there is nothing to show.</p>'
     head = "".join(f'<th title="{esc(VERDICT_MEANING[v])}">{chip(v)}</th>' for v in VERDICTS)
@@ -176,21 +177,22 @@ def _subjects_table(columns: list[Subject]) -> str:
         )
         counts = "".join(_count_cell(s, v) for v in VERDICTS)
         if s.failing:
-            ci = chip("fail", "FAIL")
+            status = chip("fail", "FAIL")
         elif s.not_run:
-            ci = chip("error", "NOT RUN")  # it fails the run: nothing about it was judged
+            status = chip("error", "NOT RUN")  # it fails the run: nothing about it was judged
         else:
-            ci = chip("pass", "ok")
+            status = chip("pass", "ok")
         rows.append(
             f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
             f'</span>{_lock_note(s)}<div class="caps">{caps}</div></div></td>'
-            f'{counts}<td class="n">{s.total}</td><td>{ci}</td></tr>'
+            f'{counts}<td class="n">{s.total}</td>{f"<td>{status}</td>" if ci else ""}</tr>'
         )
     return (
         "<h2>Subjects</h2>"
         '<table class="counts"><thead><tr><th>subject</th><th>kind</th>'
-        f"<th>implementation, version, capabilities</th>{head}<th>total</th><th>CI</th></tr>"
+        f"<th>implementation, version, capabilities</th>{head}<th>total</th>"
+        f"{'<th>CI</th>' if ci else ''}</tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 

@@ -234,3 +234,12 @@ def test_certify_s_table_leaves_the_verdict_to_the_certificate() -> None:
     table = summary_table(run, overall=False)
     assert "overall" not in table and "CI" not in table and "do not fail" not in table, table
     assert "overall: FAIL" in summary_table(run) and "CI fails" in summary_table(run)
+
+
+def test_the_html_of_a_certify_run_has_no_ci_column(tmp_path: Path) -> None:
+    from kconform.reports.certificate_files import render_section
+
+    run = _run(_r("a.b", "fail", baseline="fail"))
+    page = write_html(run, tmp_path, lead=render_section(certify(run))).read_text()
+    assert "<th>CI</th>" not in page and ">ok<" not in page, page
+    assert "<th>CI</th>" in write_html(run, tmp_path / "run").read_text()
