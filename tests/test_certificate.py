@@ -243,3 +243,14 @@ def test_the_html_of_a_certify_run_has_no_ci_column(tmp_path: Path) -> None:
     page = write_html(run, tmp_path, lead=render_section(certify(run))).read_text()
     assert "<th>CI</th>" not in page and ">ok<" not in page, page
     assert "<th>CI</th>" in write_html(run, tmp_path / "run").read_text()
+
+
+def test_certify_s_help_gives_its_exit_codes() -> None:
+    from kconform.cli import build_parser
+
+    parser = build_parser()
+    assert "`kconform certify` exits with its certificate" in " ".join(parser.format_help().split())
+    (sub,) = [a for a in parser._actions if a.dest == "command"]
+    text = " ".join(sub.choices["certify"].format_help().split())  # type: ignore[attr-defined]
+    for said in ("0 CONFORMS", "1 DOES NOT CONFORM", "2 INCOMPLETE", "certificate.svg"):
+        assert said in text, said

@@ -29,6 +29,15 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     """Every flag of `certify` is in kconform.plugin.option_table."""
     from kconform.plugin.option_table import add_options
 
+    certify.description = (
+        "Run the client suites against the reference target, then print one certificate per "
+        "client and write certificate.json and certificate.svg beside the report (--out). "
+        "Exit codes: 0 CONFORMS (every MUST case judged passed), 1 DOES NOT CONFORM (a MUST "
+        "rule failed), 2 INCOMPLETE (interrupted, a driver fault, nothing judged) or bad "
+        "usage. Whether the verdicts match a baseline is the certificate's separate "
+        "'baseline:' line and never changes the exit code."
+    )
+
     add_options(certify, "certify")
 
 
