@@ -73,7 +73,15 @@ class Unsupported(Unmet):
 
 class PreconditionUnmet(Unmet):
     """The subject did not bring about what the case judges (no Terminating push was sent, one
-    broker where two are needed): `not-applicable`."""
+    broker where two are needed): `not-applicable`.
+
+    `needs`: the rule id whose requirement the precondition is (ApiVersions v3+ is what
+    `kip511.client.software_identity` asks), so a certificate can show the case as a consequence
+    of that rule's failure rather than as something the harness could not judge."""
+
+    def __init__(self, message: str = "", *, needs: str = "") -> None:
+        super().__init__(message)
+        self.needs = needs
 
 
 class Unavailable(Unmet):

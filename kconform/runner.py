@@ -18,7 +18,6 @@ import signal
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,12 +34,13 @@ from kconform.plugin.workers import (
     run_workers,
     shard_results_path,
 )
-from kconform.reports.common import SKIP_VERDICTS, not_judged
+from kconform.reports.common import not_judged
 from kconform.reports.model import RunResults, merge_runs
 
 if TYPE_CHECKING:
     from kconform.fixtures.clients.kind import ClientSpec
     from kconform.fixtures.targets.kind import TargetSpec
+    from kconform.reports.certificate import Certificate
 
 SUITES_DIR = locations.suites()
 BASELINES_DIR = locations.baselines()
@@ -79,6 +79,7 @@ class RunOptions:
     jobs: int = 1  # worker processes (kconform.plugin.workers); 1 runs in this process
     client_timeout: float | None = None  # seconds to a client's first request (None: 30)
     coverage: bool = False  # --coverage: JaCoCo on apache nodes, a section in the report
+    certify: bool = False  # `kconform certify`: the certificate decides the headline and exit
 
 
 def default_baselines(subjects: Iterable[str]) -> list[Path]:
@@ -198,19 +199,25 @@ def pytest_args(options: RunOptions, results_path: Path, report: Path | None = N
         args.append("--coverage")
         if report is not None:
             args += ["--kconform-coverage", str(report / COVERAGE_DIR)]
-    baselines = list(options.baselines)
-    if options.use_default_baselines:
-        subjects = [t.label for t in options.targets]
-        if "client" in options.suites:
-            subjects += client_names(options.clients)
-        baselines += [b for b in default_baselines(subjects) if b not in baselines]
-    for baseline in baselines:
+    for baseline in run_baselines(options):
         args += ["--baseline", str(baseline)]
     if options.keyword:
         args += ["-k", options.keyword]
     if options.exitfirst:
         args.append("-x")
     return args
+
+
+def run_baselines(options: RunOptions) -> list[Path]:
+    """The baselines a run compares with: those given, then the committed ones of its subjects
+    (unless --no-default-baselines)."""
+    baselines = list(options.baselines)
+    if options.use_default_baselines:
+        subjects = [t.label for t in options.targets]
+        if "client" in options.suites:
+            subjects += client_names(options.clients)
+        baselines += [b for b in default_baselines(subjects) if b not in baselines]
+    return baselines
 
 
 def run(options: RunOptions) -> int:
@@ -231,21 +238,52 @@ def run(options: RunOptions) -> int:
         print(f"kconform: no results were written (pytest exit {int(code)})", file=sys.stderr)
         return EXIT_ERRORS
     results = RunResults.read(results_path)
+    certificates = _certify(options, results, int(code))
+    lead = ""
+    if certificates is not None:
+        from kconform.reports.certificate_files import render_section
+
+        lead = render_section(certificates)
     try:
-        write_reports(results, out, junit=options.junit, previous=_previous_run(out))
+        write_reports(results, out, junit=options.junit, previous=_previous_run(out), lead=lead)
+        if certificates is not None:
+            from kconform.reports.certificate_files import write_certificates
+
+            write_certificates(certificates, out)
     except OSError as exc:  # the checks before the run held; the place changed since
         print(f"kconform: the report could not be written ({exc}); the results are in "
               f"{results_path}", file=sys.stderr)  # fmt: skip
         return EXIT_ERRORS
     if options.out is None:
         _update_latest(out)
-    print(render_summary(results))
+    print(render_summary(results, overall=certificates is None))
     print(f"results: {results_path}")
     print(f"report:  {out / 'index.html'}  ({time.time() - started:.1f} s)")
     reason = None if results.interrupted else not_judged(results)
     if reason:
         print(f"kconform: {reason}", file=sys.stderr, flush=True)
+    if certificates is not None:
+        from kconform.reports.certificate import exit_code as certificate_exit
+        from kconform.reports.certificate import render_text
+
+        print(f"certificate: {out / 'certificate.json'}\n")
+        print(render_text(certificates), flush=True)
+        return certificate_exit(certificates)
     return exit_code(results, int(code))
+
+
+def _certify(
+    options: RunOptions, results: RunResults, pytest_code: int
+) -> list[Certificate] | None:
+    """`kconform certify`'s certificates (reports.certificate), None for any other run. A run
+    pytest ended as interrupted or broken is certified as interrupted: never a success."""
+    if not options.certify:
+        return None
+    from kconform.reports.certificate import certify
+
+    if pytest_code in HARNESS_EXITS:
+        results.interrupted = True
+    return certify(results, run_baselines(options))
 
 
 @contextlib.contextmanager
@@ -328,70 +366,21 @@ def worst_exit(codes: list[int]) -> int:
     return max((c for c in codes if c != pytest.ExitCode.NO_TESTS_COLLECTED), default=0)
 
 
-INCOMPLETE_SHARE = 0.25
-"""A certification in which more than this share of a client's cases (those its capabilities
-cover: `unsupported` ones aside) could not be judged is INCOMPLETE, not a certificate."""
-UNJUDGED = ("not-applicable", "skipped", "error")
-
-
-def incomplete(results: RunResults, subject: str) -> str | None:
-    """Why `subject`'s certification is INCOMPLETE (too many of its cases not judged), or None."""
-    mine = [r for r in results.results if r.subject == subject and r.verdict != "unsupported"]
-    missed = [r for r in mine if r.verdict in UNJUDGED]
-    if not mine or len(missed) <= INCOMPLETE_SHARE * len(mine):
-        return None
-    reasons = Counter(r.message.split(";")[0][:160] for r in missed if r.message)
-    reason = f"; most often: {reasons.most_common(1)[0][0]}" if reasons else ""
-    return f"{len(missed)} of {len(mine)} cases could not be judged{reason}"
-
-
-def certificate(results: RunResults) -> str:
-    """Per client: MUST/SHOULD/INFO tallies and whether every MUST case passed; INCOMPLETE when
-    too many of its cases could not be judged (`incomplete`). Judged means as `incomplete`
-    counts it (an `error` was not judged), so the two lines never contradict each other."""
-    lines = []
-    for subject in sorted({r.subject for r in results.results if r.subject_kind == "client"}):
-        mine = [r for r in results.results if r.subject == subject]
-        judged = [r for r in mine if r.verdict not in {*SKIP_VERDICTS, *UNJUDGED}]
-        unjudged = [r.verdict for r in mine if r.verdict in {*SKIP_VERDICTS, *UNJUDGED}]
-        must_failed = [r.case_id for r in judged if r.level == "MUST" and r.verdict != "pass"]
-        should_missed = [r.case_id for r in judged if r.verdict == "non-strict"]
-        described = [str(s.get("version") or "") for s in results.subjects
-                     if s.get("name") == subject]  # fmt: skip
-        version = next((r.version for r in mine if r.version), "") or next(
-            (v for v in described if v and v != "unknown"), ""
-        )
-        status = "CONFORMS to every MUST rule checked" if not must_failed else "DOES NOT CONFORM"
-        missing = incomplete(results, subject)
-        if missing:
-            status = f"INCOMPLETE: {missing}"
-        if all(r.verdict in SKIP_VERDICTS for r in mine):
-            status = "NOT RUN: nothing judged, every case unsupported, not applicable or skipped"
-        named = ", ".join(must_failed[:6]) + ("…" if len(must_failed) > 6 else "")
-        lines += [
-            f"{subject} {version}: {status}",
-            f"  cases judged {len(judged)}, not judged {len(unjudged)}{_tally(unjudged)}",
-            f"  MUST cases not passed: {len(must_failed)}" + (f" ({named})" if must_failed else ""),
-            f"  SHOULD cases non-strict: {len(should_missed)}",
-        ]
-    return "\n".join(lines) or "no client results"
-
-
-def _tally(verdicts: Iterable[str]) -> str:
-    """` (7 unsupported, 2 error)`: what the cases not judged ended as, or nothing."""
-    counts = Counter(verdicts)
-    return f" ({', '.join(f'{n} {v}' for v, n in sorted(counts.items()))})" if counts else ""
-
-
 def write_reports(
-    results: RunResults, out: Path, *, junit: Path | None = None, previous: RunResults | None = None
+    results: RunResults,
+    out: Path,
+    *,
+    junit: Path | None = None,
+    previous: RunResults | None = None,
+    lead: str = "",
 ) -> None:
+    """JUnit and the HTML report; `lead` opens the index (a certify run's certificate)."""
     from kconform.reports.html import write_html
     from kconform.reports.junit import write_junit
 
     write_junit(results, junit or (out / "junit.xml"))
     sections = [*_volume_sections(out), *_coverage_sections(out)]
-    write_html(results, out, previous=previous, extra_sections=sections)
+    write_html(results, out, previous=previous, extra_sections=sections, lead=lead)
 
 
 def _coverage_sections(out: Path) -> list[str]:
@@ -451,19 +440,23 @@ def _previous_run(out: Path) -> RunResults | None:
     return None
 
 
-def render_summary(results: RunResults) -> str:
+def render_summary(results: RunResults, *, overall: bool = True) -> str:
     from kconform.reports.summary import summary_table
 
-    return str(summary_table(results))
+    return str(summary_table(results, overall=overall))
+
+
+HARNESS_EXITS = (
+    pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
+)  # fmt: skip
+"""pytest's exit codes that mean the run did not complete (or never started)."""
 
 
 def exit_code(results: RunResults, pytest_code: int) -> int:
     """2 for harness trouble (errors not expected by a baseline, interruption, usage) and for a
     run that judged nothing or left a subject wholly unjudged, 1 for conformance failures, 0 when
     every verdict is as it should be."""
-    if results.interrupted or pytest_code in (
-        pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR,
-    ):  # fmt: skip
+    if results.interrupted or pytest_code in HARNESS_EXITS:
         return EXIT_ERRORS
     if not_judged(results):
         return EXIT_ERRORS  # nothing (or some subject not) tested: never a success

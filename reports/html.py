@@ -46,13 +46,16 @@ def write_html(
     previous: RunResults | None = None,
     baseline: dict[str, dict[str, str]] | None = None,
     extra_sections: Sequence[str] = (),
+    lead: str = "",
 ) -> Path:
     """Write `index.html`, `cases/*.html` and `rules.html` (the rule book every case page
     links to) under `out_dir`; return the index's path.
 
     `previous` is an earlier run to diff verdicts against; `baseline` is {subject: {case_id:
     verdict}} (as baseline files say), on top of the baseline recorded in each result.
-    `extra_sections` are HTML fragments appended to the index (the volume comparison).
+    `extra_sections` are HTML fragments appended to the index (the volume comparison);
+    `lead` one shown first, in place of the CI status (`kconform certify`'s certificate, whose
+    headline is the run's answer: a second one beside it would contradict it).
     """
     out_dir = Path(out_dir)
     cases_dir = out_dir / "cases"
@@ -77,7 +80,7 @@ def write_html(
     _write(out_dir / "rules.html", render_html())
     index = out_dir / "index.html"
     comparable = previous is not None or bool(baseline)
-    page = render_index(results, columns, groups, moved, comparable)
+    page = render_index(results, columns, groups, moved, comparable, lead)
     if extra_sections:  # inside <main>, so they get the page's margins as the matrix does
         head, end, tail = page.rpartition("</main>")
         page = head + "".join(extra_sections) + end + tail
@@ -97,13 +100,15 @@ def render_index(
     groups: dict[str, dict[str, dict[str, CaseResult]]],
     moved: list[Change],
     comparable: bool,
+    lead: str = "",
 ) -> str:
     """The index page: summary, changes, legend, filters and the matrix (no wire logs)."""
     body = [
         "<h1>kconform conformance report</h1>",
         _banner(results),
-        _run_summary(results),
-        _subjects_table(columns),
+        lead,
+        _run_summary(results, ci=not lead),
+        _subjects_table(columns, ci=not lead),
         _changes(moved, comparable or any(r.baseline is not None for r in results.results)),
         _matrix(columns, groups, {(c.case_id, c.subject) for c in moved}),
     ]
@@ -130,7 +135,8 @@ def _when(unix: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(unix)) if unix else "—"
 
 
-def _run_summary(results: RunResults) -> str:
+def _run_summary(results: RunResults, *, ci: bool = True) -> str:
+    """When, how long, which kconform; and (`ci`) whether CI would pass, with why."""
     ok = run_passes(results)
     failing = sum(fails_run(r) for r in results.results)
     unjudged = not_judged(results)
@@ -145,10 +151,11 @@ def _run_summary(results: RunResults) -> str:
     status = "CI would PASS" if ok else "CI would FAIL"
     duration = f"{results.finished - results.started:.1f} s" if results.finished else "—"
     cases = len({r.case_id for r in results.results})
+    verdict = (f'<span class="status {"ok" if ok else "bad"}" id="ci-status">{status}</span>'
+               f"<span>{esc(why)}</span>") if ci else ""  # fmt: skip
     return (
         '<div class="runmeta">'
-        f'<span class="status {"ok" if ok else "bad"}" id="ci-status">{status}</span>'
-        f"<span>{esc(why)}</span>"
+        f"{verdict}"
         f"<span><b>started</b> {esc(_when(results.started))}</span>"
         f"<span><b>finished</b> {esc(_when(results.finished))}</span>"
         f"<span><b>duration</b> {esc(duration)}</span>"
@@ -158,30 +165,34 @@ def _run_summary(results: RunResults) -> str:
     )
 
 
-def _subjects_table(columns: list[Subject]) -> str:
+def _subjects_table(columns: list[Subject], *, ci: bool = True) -> str:
+    """A row per subject; `ci`: its CI column (a certify run's certificate is its one verdict)."""
     if not columns:
         return '<p class="muted" id="empty">No case ran: there is nothing to show.</p>'
     head = "".join(f'<th title="{esc(VERDICT_MEANING[v])}">{chip(v)}</th>' for v in VERDICTS)
     rows = []
     for s in columns:
-        caps = "".join(f'<span class="cap">{esc(c)}</span>' for c in s.capabilities)
+        caps = "".join(f'<span class="cap">{esc(c)}</span>' for c in s.capabilities) or (
+            '<span class="muted">capabilities: none</span>' if s.kind == "client" else ""
+        )
         counts = "".join(_count_cell(s, v) for v in VERDICTS)
         if s.failing:
-            ci = chip("fail", "FAIL")
+            status = chip("fail", "FAIL")
         elif s.not_run:
-            ci = chip("error", "NOT RUN")  # it fails the run: nothing about it was judged
+            status = chip("error", "NOT RUN")  # it fails the run: nothing about it was judged
         else:
-            ci = chip("pass", "ok")
+            status = chip("pass", "ok")
         rows.append(
             f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
             f'</span>{_lock_note(s)}<div class="caps">{caps}</div></div></td>'
-            f'{counts}<td class="n">{s.total}</td><td>{ci}</td></tr>'
+            f'{counts}<td class="n">{s.total}</td>{f"<td>{status}</td>" if ci else ""}</tr>'
         )
     return (
         "<h2>Subjects</h2>"
         '<table class="counts"><thead><tr><th>subject</th><th>kind</th>'
-        f"<th>implementation, version, capabilities</th>{head}<th>total</th><th>CI</th></tr>"
+        f"<th>implementation, version, capabilities</th>{head}<th>total</th>"
+        f"{'<th>CI</th>' if ci else ''}</tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 

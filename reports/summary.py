@@ -38,8 +38,12 @@ def _count(subject: Subject, verdict: str) -> str:
     return f"{subject.unexpected(verdict)}+{expected}{EXPECTED_MARK}"
 
 
-def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) -> str:
-    """A plain-text table: one row per subject, its failing case ids under it, then the status."""
+def summary_table(
+    results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN, overall: bool = True
+) -> str:
+    """A plain-text table: one row per subject, its failing case ids under it, then the status
+    (`overall`: the CI column and line; `kconform certify` leaves both to its certificate, whose
+    headline is the run's one verdict)."""
     rows = subjects(results)
     if not rows:
         note = f" (interrupted {interruption(results)})" if results.interrupted else ""
@@ -49,13 +53,15 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
     header = f"{'subject':<{width}}  {'kind':<6}" + "".join(
         f" {COLUMN[v]:>{cols[v]}}" for v in VERDICTS
     )
-    lines = [header + f" {'total':>6}  CI", "-" * (len(header) + 11)]
+    ci = "  CI" if overall else ""  # certify: the certificate is the one verdict
+    lines = [header + f" {'total':>6}{ci}", "-" * (len(header) + 7 + len(ci))]
     failing_total = 0
     for subject in rows:
         counts = "".join(f" {_count(subject, v):>{cols[v]}}" for v in VERDICTS)
         status = "FAIL" if subject.failing else "NOT RUN" if subject.not_run else "ok"
+        status = f"  {status}" if overall else ""
         lines.append(
-            f"{subject.name:<{width}}  {subject.kind:<6}{counts} {subject.total:>6}  {status}"
+            f"{subject.name:<{width}}  {subject.kind:<6}{counts} {subject.total:>6}{status}"
         )
         failing_total += len(subject.failing)
         for result in subject.failing[:max_failing]:
@@ -70,18 +76,20 @@ def summary_table(results: RunResults, *, max_failing: int = MAX_FAILING_SHOWN) 
     if expected:
         lines.append(
             f"n+M{EXPECTED_MARK}: n unexpected, M as the baseline expects ({expected} known "
-            "deviations, which do not fail the run)"
+            + ("deviations, which do not fail the run)" if overall else "deviations)")
         )
     if results.interrupted:
-        lines.append(f"run INTERRUPTED {interruption(results)}: results are partial, CI fails")
+        fails = ", CI fails" if overall else ""
+        lines.append(f"run INTERRUPTED {interruption(results)}: results are partial{fails}")
     verdict = "PASS" if run_passes(results) else "FAIL"
     unjudged = [s.name for s in rows if s.not_run]
     if unjudged and not results.interrupted:
         lines.append(
             "not judged at all (every case unsupported, not applicable or skipped): "
-            f"{', '.join(unjudged)}: CI fails"
+            f"{', '.join(unjudged)}" + (": CI fails" if overall else "")
         )
-    lines.append(
-        f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
-    )
+    if overall:
+        lines.append(
+            f"overall: {verdict} ({len(results.results)} results, {failing_total} failing the run)"
+        )
     return "\n".join(lines) + "\n"

@@ -18,7 +18,6 @@ from kconform.cli import main
 from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 from kconform.reports.model import RunResults
-from kconform.runner import certificate
 
 SAMPLE = Path(__file__).parent / "reports" / "data" / "sample-results.json"
 ONE_CASE = ["--target", "reference", "--cases", "kip511.apiversions.valid_software_accepted"]
@@ -186,15 +185,17 @@ def _result(case_id: str, verdict: str, message: str = "") -> CaseResult:
 
 
 def test_a_certification_that_judged_too_little_says_incomplete() -> None:
+    from kconform.reports.certificate import certify, render_text
+
     results = RunResults(kconform_version="0", started=0.0)
     results.results = [_result(f"k.{i}", "pass") for i in range(7)] + [
         _result(f"k.n{i}", "not-applicable", "no request reached the proxy") for i in range(39)
     ]
-    text = certificate(results)
-    assert "INCOMPLETE: 39 of 46 cases could not be judged" in text, text
+    text = render_text(certify(results))
+    assert "c 1: INCOMPLETE\n  39 of the 46 cases its capabilities cover were not judged" in text
     assert "no request reached the proxy" in text and "CONFORMS" not in text
     results.results = results.results[:7] + [_result("k.u", "unsupported")] * 39
-    assert "CONFORMS" in certificate(results)
+    assert "c 1: CONFORMS" in render_text(certify(results))
 
 
 def test_a_fuzz_run_records_its_seed_and_says_it(

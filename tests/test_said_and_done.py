@@ -10,8 +10,8 @@ import pytest
 from kconform.cli import main
 from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_ERRORS, EXIT_USAGE
+from kconform.reports.certificate import certify, render_text
 from kconform.reports.model import RunResults
-from kconform.runner import certificate
 
 
 def _result(case_id: str, verdict: str, message: str = "") -> CaseResult:
@@ -62,6 +62,6 @@ def test_a_certificate_counts_judged_cases_once() -> None:
     results.results = [_result(f"k.e{i}", "error", "no request in 5 s") for i in range(2)] + [
         _result(f"k.n{i}", "not-applicable", "no request reached the proxy") for i in range(3)
     ]
-    text = certificate(results)
-    assert "INCOMPLETE: 5 of 5 cases could not be judged" in text, text
-    assert "cases judged 0, not judged 5 (2 error, 3 not-applicable)" in text, text
+    text = render_text(certify(results))
+    assert "c 1: INCOMPLETE\n  nothing judged: 2 error, 3 not-applicable" in text, text
+    assert "cases 5: judged 0, not judged 5 (2 error, 3 not-applicable)" in text, text

@@ -61,8 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Conformance and fuzz testing of the Kafka protocol features that carry "
         "client telemetry (KIP-511, KIP-714, KIP-977), for brokers and client libraries.",
         epilog="Exit codes: 0 every verdict as it should be, 1 conformance failures, 2 harness "
-        "errors, bad usage, an interrupted run or one that judged nothing. `kconform run` with "
-        "no arguments is the main job.",
+        "errors, bad usage, an interrupted run or one that judged nothing. `kconform certify` "
+        "exits with its certificate: 0 CONFORMS, 1 DOES NOT CONFORM, 2 INCOMPLETE. `kconform "
+        "run` with no arguments is the main job.",
     )
     parser.add_argument("--version", action="version", version=f"kconform {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)

@@ -1,8 +1,11 @@
-"""`kconform certify`: the client suites only, then a certificate-style summary per client.
+"""`kconform certify`: the client suites only, then one certificate per client
+(kconform.reports.certificate), written as `certificate.json` and `certificate.svg` beside the
+report, which opens with it.
 
-Baselines apply as in `kconform run`: the committed `baselines/<client>.json` of each client
-certified (unless `--no-default-baselines`), and any `--baseline` given, so a known deviation
-is expected here as it is there and the exit code says whether a verdict changed."""
+Its exit code is the certificate's headline (kconform.exit_codes): 0 CONFORMS, 1 DOES NOT
+CONFORM, 2 INCOMPLETE. Baselines are compared as in `kconform run` (the committed
+`baselines/<client>.json` unless `--no-default-baselines`, and any `--baseline`), but their
+answer is the certificate's separate `baseline:` line: a known deviation is still a deviation."""
 
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ from kconform.cli.checks import (
     resolve_clients,
     resolve_targets,
 )
-from kconform.exit_codes import EXIT_ERRORS
 
 __all__ = ["COMMAND"]
 
@@ -27,13 +29,21 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
     """Every flag of `certify` is in kconform.plugin.option_table."""
     from kconform.plugin.option_table import add_options
 
+    certify.description = (
+        "Run the client suites against the reference target, then print one certificate per "
+        "client and write certificate.json and certificate.svg beside the report (--out). "
+        "Exit codes: 0 CONFORMS (every MUST case judged passed), 1 DOES NOT CONFORM (a MUST "
+        "rule failed), 2 INCOMPLETE (interrupted, a driver fault, nothing judged) or bad "
+        "usage. Whether the verdicts match a baseline is the certificate's separate "
+        "'baseline:' line and never changes the exit code."
+    )
+
     add_options(certify, "certify")
 
 
 def run(args: argparse.Namespace) -> int:
     from kconform.plugin.workers import default_jobs
-    from kconform.reports.model import RunResults
-    from kconform.runner import DEFAULT_OUT, RunOptions, certificate, client_names, incomplete
+    from kconform.runner import DEFAULT_OUT, RunOptions, client_names
     from kconform.runner import run as run_suites
 
     clients = resolve_clients(args.client, args.client_timeout)
@@ -50,20 +60,15 @@ def run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         jobs=1 if args.coverage else args.jobs if args.jobs is not None
         else default_jobs(",".join(client_names(clients))),
-        client_timeout=args.client_timeout, coverage=args.coverage,
+        client_timeout=args.client_timeout, coverage=args.coverage, certify=True,
     )  # fmt: skip
-    code = run_suites(options)
-    results_path = options.json or ((args.out or Path("reports/out/latest")) / "results.json")
-    if results_path.exists():
-        results = RunResults.read(results_path)
-        print()
-        print(certificate(results))
-        subjects = {r.subject for r in results.results if r.subject_kind == "client"}
-        if any(incomplete(results, subject) for subject in subjects):
-            return max(code, EXIT_ERRORS)  # not a certificate: never a success
-    return code
+    return run_suites(options)
 
 
 COMMAND = Command(
-    "certify", "client suites only, with a certificate-style summary", add_arguments, run
+    "certify",
+    "client suites only, then a certificate per client (exit 0 CONFORMS, 1 DOES NOT CONFORM, "
+    "2 INCOMPLETE)",
+    add_arguments,
+    run,
 )

@@ -52,6 +52,7 @@ class Check:
         self.cleanups: list[Callable[[], Any]] = []
         self.started = time.time()
         self.waited = 0.0  # seconds slept on purpose (protocol intervals), for the benchmark
+        self.needs = ""  # the rule an unmet precondition named (PreconditionUnmet.needs)
         self.subject: Any = None  # client cases: the driver being judged (target is the broker)
         self._tag = f"{info.id.split('.')[-1][:20]}-{uuid.uuid4().hex[:6]}-{next(_unique)}"
         log = getattr(target, "wire_log", None)
@@ -75,12 +76,18 @@ class Check:
         if not self.expect(what, expected, observed, ok):
             raise CaseAbort(f"{what}: expected {expected!r}, observed {observed!r}")
 
-    def precondition(self, what: str, expected: Any, observed: Any, ok: bool | None = None) -> None:
-        """Stop the case as not-applicable unless the subject met this precondition."""
+    def precondition(
+        self, what: str, expected: Any, observed: Any, ok: bool | None = None, *, needs: str = ""
+    ) -> None:
+        """Stop the case as not-applicable unless the subject met this precondition. `needs`:
+        the rule id that requires what the precondition asks (PreconditionUnmet.needs), when
+        its failure elsewhere explains this one."""
         passed = bool(observed == expected) if ok is None else bool(ok)
         if not passed:
             self.note(f"precondition not met: {what}: expected {expected!r}, observed {observed!r}")
-            raise PreconditionUnmet(f"{what}: expected {expected!r}, observed {observed!r}")
+            self.needs = needs
+            raise PreconditionUnmet(f"{what}: expected {expected!r}, observed {observed!r}",
+                                    needs=needs)  # fmt: skip
 
     def observe(self, what: str, observed: Any) -> None:
         """An INFO record: what the target chose where the KIP leaves a choice."""

@@ -47,6 +47,8 @@ class CaseResult:
     baseline_why: str | None = None  # why the baseline expects it (a known deviation's source)
     nodeid: str = ""
     rules: list[str] = field(default_factory=list)  # rule-book ids the case judges
+    needs: str = ""  # not-applicable: the rule its unmet precondition requires, if it named one
+    api_keys: list[int] = field(default_factory=list)  # what the client sent (client cases)
 
     @property
     def key(self) -> tuple[str, str]:

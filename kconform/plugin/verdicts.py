@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeAlias
 
 import pytest
 
+from kconform.engine.check import Check
 from kconform.engine.model import CaseInfo, Level, Verdict, verdict_for
 from kconform.engine.results import CaseResult
 from kconform.errors import HarnessError, PreconditionUnmet, SubjectViolation, Unsupported
@@ -97,6 +98,8 @@ def _call_verdict(
     if isinstance(error, Unsupported):
         return Verdict.UNSUPPORTED, str(error)
     if isinstance(error, PreconditionUnmet):
+        if check is not None and error.needs:  # raised directly, not through check.precondition
+            check.needs = error.needs
         if check is not None and check.violated:  # a deviation seen before it still counts
             return verdict_for(info.level, violated=True), ""
         return Verdict.NOT_APPLICABLE, ""  # the note the check recorded says what was not met
@@ -132,11 +135,22 @@ def _finish(
         duration=report.duration, waited=check.waited if check else 0.0, baseline=baseline,
         baseline_why=state.baseline_why.get(subject, {}).get(info.id),
         nodeid=item.nodeid, rules=list(info.rules),
+        needs=check.needs if check and verdict is Verdict.NOT_APPLICABLE else "",
+        api_keys=_sent_keys(check) if info.kind == "client" else [],
     )  # fmt: skip
     state.record(result)
     if verdict is Verdict.FAIL and info.level is Level.MUST:
         state.failed_must.add(subject)
     _set_outcome(report, result)
+
+
+def _sent_keys(check: Check | None) -> list[int]:
+    """The API keys the client sent in the whole case (the results' wire log keeps only the
+    newest entries): what `--describe`'s claims are checked against (reports.claims)."""
+    if check is None:
+        return []
+    sent = {e.api_key for e in check.evidence() if e.direction == "client->broker"}
+    return sorted(k for k in sent if k is not None)
 
 
 def _param_target(item: pytest.Item, state: RunState) -> BrokerTarget | None:

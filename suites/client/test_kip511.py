@@ -180,6 +180,7 @@ async def test_software_version_is_library(
         ">= 1",
         0,
         ok=bool(advertised),
+        needs="kip511.client.software_identity",
     )
     check.observe("library versions loaded", sorted(loaded))
     check.expect(
@@ -250,6 +251,7 @@ async def _judge_invalid_request(
         ">= 1",
         f"0; ApiVersions versions it sent: {traffic.versions(API_VERSIONS)}",
         ok=bool(refused),
+        needs="kip511.client.software_identity",
     )
     went_on = []
     for r in refused:

@@ -102,6 +102,7 @@ async def _judge_fallback(
         ">= 1",
         f"0; ApiVersions versions it sent: {recording.traffic.versions(API_VERSIONS)}",
         ok=bool(retries),
+        needs="kip511.client.software_identity",
     )
     check.observe(
         "retries after UNSUPPORTED_VERSION",
@@ -222,6 +223,7 @@ async def test_unsupported_version_no_loop(
         ">= 1",
         f"0; ApiVersions versions it sent: {traffic.versions(API_VERSIONS)}",
         ok=bool(retries),
+        needs="kip511.client.software_identity",
     )
     check.observe(
         "per refused connection: ApiVersions sent, and the next request",

@@ -90,6 +90,7 @@ class Client:
         self, bootstrap: str, version: int = MAX_API_VERSIONS, address: str = ""
     ) -> bool:
         self.bootstrap = bootstrap
+        version = 0 if self.b.apiversions_v0_only else version
         address = address or bootstrap.split(",")[0]
         self.first_address = self.first_address or address
         host, port = address.rsplit(":", 1)
@@ -254,6 +255,8 @@ class Client:
         """The KIP-714 client state machine, until cancelled or told to stop; a lost connection
         is reconnected and telemetry starts again with a Get (ruling 17), once a connection
         advertises 71/72 again (KIP-714 Receiving broker behavior)."""
+        if not self.b.sends_telemetry:  # no KIP-714 at all: it idles until cancelled
+            await asyncio.Event().wait()
         while True:
             if self.given_up or not ({71, 72} <= self.apis or self.b.remembers_advertisement):
                 if self.b.gives_up_when_unadvertised and not self.given_up:
@@ -351,7 +354,7 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
                 {
                     "implementation": "kconform minimal test client",
                     "version": "1.0.0",
-                    "capabilities": ["telemetry"],
+                    "capabilities": ["telemetry"] if behaviour.claims_telemetry else [],
                 }
             )
         )

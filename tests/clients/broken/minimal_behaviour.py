@@ -51,5 +51,9 @@ class Behaviour:
     # after a lost connection, goes back to the address it first used once its next push is
     # due, though Metadata gives that broker another (Java < 4.2.1, KAFKA-20393)
     stale_address: bool = False
+    # a client without KIP-511 v3 or KIP-714 (segmentio/kafka-go): ApiVersions v0 only, never 71/72
+    apiversions_v0_only: bool = False
+    sends_telemetry: bool = True  # sends GetTelemetrySubscriptions/PushTelemetry when advertised
+    claims_telemetry: bool = True  # its --describe lists the "telemetry" capability
     software_name: str = "kconform-minimal"  # its ClientSoftwareName
     software_version: str = "1.0.0"  # its ClientSoftwareVersion (its --describe says 1.0.0)
