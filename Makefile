@@ -212,6 +212,7 @@ typecheck-only:
 docs: $(STAMP)
 	$(BIN)/python -m kconform.reports.rulebook docs/rules.md
 	$(BIN)/python -m kconform.reports.bugs docs/bugs.md
+	$(BIN)/python -m kconform.fixtures.clients.contract_schema
 
 ## bench: codec vs kafka-python, targets vs the bare mock, proxy vs direct produce, fuzzing,
 ## -j workers vs one process (every figure a ratio measured in the same run)
