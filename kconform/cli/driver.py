@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show(found: Finding) -> None:
-    status = "ok" if not found.problems else "PROBLEM"
+    status = "PROBLEM" if found.problems else "ok" if found.ran else "-"
     seen = f" ({'; '.join(found.seen)})" if found.seen else ""
     print(f"  {found.step}: {status}{seen}")
     for problem in found.problems:

@@ -31,6 +31,10 @@ IDLE_SECONDS = 6.0  # long enough for a JVM's start, short enough to stay a quic
 CONSUME_SECONDS = 5.0
 EXIT_BOUND = 15.0  # seconds after SIGTERM, or after the scenario's end, to exit
 CLIENT_ID = "kconform-driver-check"
+SILENT = (
+    "your driver printed nothing on stdout: print the contract's events, one JSON object per "
+    'line, starting with {"event": "started", ...}'
+)
 NO_STARTED = (
     "your driver printed no `started` event: print it once the client is created, "
     '{"event": "started", "t": ..., "client": ..., "version": ...}'
@@ -48,6 +52,8 @@ class Finding:
     step: str
     problems: list[str] = field(default_factory=list)
     seen: list[str] = field(default_factory=list)
+    silent: bool = False  # it printed no contract event at all
+    ran: bool = True
 
 
 def describe_problems(answer: Any) -> list[str]:
@@ -107,6 +113,8 @@ def _event_problems(run: ClientRun, step: str) -> list[str]:
         problems.append(f"your driver printed no contract event; its stdout began "
                         f"{run.other_output[0][:100]!r}: print one JSON object per line "
                         "(fixtures/clients/contract-schema/events.schema.json)")  # fmt: skip
+    elif not run.events:
+        problems.append(SILENT)
     elif not run.named("started"):
         problems.append(NO_STARTED)
     return problems[:12]
@@ -160,11 +168,12 @@ async def _idle(driver: CommandDriver, target: ReferenceTarget, config: dict[str
     first = await _first_request(target, mark, run, IDLE_SECONDS + 1)
     await run.wait(EXIT_BOUND + IDLE_SECONDS)
     found.problems += _event_problems(run, "idle")
-    if first < 0:
+    if first < 0 and run.events:  # a driver that printed nothing has that to fix first
         found.problems.append(f"no request within {IDLE_SECONDS:g} s of its start: {IDLE_HOW}")
-    else:
+    elif first >= 0:
         found.seen.append(f"first request {first:.1f} s after start")
     found.problems += _ending_problems(run, "idle", asked_to_stop=False)
+    found.silent = not run.events
     return found
 
 
@@ -194,10 +203,10 @@ async def _produce(
     delivered = len(run.named("delivered"))
     if delivered:
         found.seen.append(f"{delivered} delivered")
-    else:
+    elif run.events:
         found.problems.append(f"no `delivered` event within {bound:g} s: print one per record "
                               "the broker acknowledged (topic, partition, offset)")  # fmt: skip
-    found.problems += _ending_problems(run, "produce", asked_to_stop=True)
+    found.problems += _ending_problems(run, "produce", asked_to_stop=run.sigterm_sent)
     return found
 
 
@@ -220,8 +229,15 @@ async def _scenarios(driver: CommandDriver, target: ReferenceTarget, bound: floa
     config = {"client.id": CLIENT_ID}
     topic = "kconform-driver-check"
     target.create_topic(topic)
+    idle = await _idle(driver, target, config)
+    if idle.silent:  # the others would only say the same: fix the events first
+        skipped = "not run: the driver printed no contract event in idle"
+        return [
+            idle,
+            *(Finding(step, seen=[skipped], ran=False) for step in ("produce", "consume")),
+        ]
     return [
-        await _idle(driver, target, config),
+        idle,
         await _produce(driver, target, config, topic, bound),
         await _consume(driver, target, config, topic),
     ]

@@ -65,3 +65,13 @@ def test_bad_input_is_one_line_and_exit_2(
     one_line(capsys, "required: command")
     assert main(["driver", "check", "x", "--client-timeout", "0"]) == EXIT_USAGE
     one_line(capsys, "--client-timeout")
+
+
+def test_a_silent_driver_is_told_to_print_events_first(tmp_path: Path) -> None:
+    silent = tmp_path / "driver"
+    silent.write_text("#!/bin/sh\nexit 3\n")
+    silent.chmod(0o755)
+    code, out = _check(silent)
+    assert code == EXIT_FAILURES, out
+    assert "`--describe` printed nothing" in out and "printed nothing on stdout" in out, out
+    assert "exited with status 3" in out and "produce: - (not run" in out, out
