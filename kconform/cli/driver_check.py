@@ -168,7 +168,10 @@ async def _idle(driver: CommandDriver, target: ReferenceTarget, config: dict[str
     first = await _first_request(target, mark, run, IDLE_SECONDS + 1)
     await run.wait(EXIT_BOUND + IDLE_SECONDS)
     found.problems += _event_problems(run, "idle")
-    if first < 0 and run.events:  # a driver that printed nothing has that to fix first
+    closing = run.named("closing")
+    if first >= 0 and closing and run.started + first > run.monotonic(closing[0]):
+        found.problems.append(f"its first request came only as it closed: {IDLE_HOW}")
+    elif first < 0 and run.events:  # a driver that printed nothing has that to fix first
         found.problems.append(f"no request within {IDLE_SECONDS:g} s of its start: {IDLE_HOW}")
     elif first >= 0:
         found.seen.append(f"first request {first:.1f} s after start")

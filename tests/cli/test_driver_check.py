@@ -75,3 +75,9 @@ def test_a_silent_driver_is_told_to_print_events_first(tmp_path: Path) -> None:
     assert code == EXIT_FAILURES, out
     assert "`--describe` printed nothing" in out and "printed nothing on stdout" in out, out
     assert "exited with status 3" in out and "produce: - (not run" in out, out
+
+
+def test_a_first_request_only_at_close_is_not_an_idle_connection() -> None:
+    code, out = _check(BROKEN / "connects_at_close.py")
+    assert code == EXIT_FAILURES, out
+    assert "idle: its first request came only as it closed" in out, out
