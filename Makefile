@@ -164,7 +164,10 @@ soak-apache: $(STAMP)
 	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
 
 ## matrix: the suites on every Apache Kafka release from 3.7.0 to the newest Maven Central serves
-## (official jars; the Java client of each too), their baselines written, docs/matrix.* rendered
+## (official jars; the Java client of each too), their baselines written, docs/matrix.* rendered;
+## then every driver walkthrough (docs/drivers/), the Java one (needs 4.4.0's jars) and the Rust
+## one (compiles librdkafka, 4-10 min) and the Go one (105 s with a cold build cache) included:
+## `make test` runs Node.js and Python (tests/docs/test_walkthroughs.py GATED)
 MATRIX_RELEASES ?= 3.7.0 3.7.1 3.7.2 3.8.0 3.8.1 3.9.0 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 \
   4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
 MATRIX_CLUSTER ?= 4.4.0
@@ -187,6 +190,7 @@ matrix: $(STAMP)
 	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER) \
 	  --clients $(subst $(space),$(comma),$(strip $(MATRIX_CLIENTS)))
 	$(BIN)/kconform matrix render
+	KCONFORM_WALKTHROUGHS=all $(BIN)/python -m pytest -p no:cacheprovider tests/docs/test_walkthroughs.py
 
 ## lint: ruff (lint + format check) over the repository, mypy --strict over every package
 lint: $(STAMP) typecheck
@@ -212,6 +216,7 @@ typecheck-only:
 docs: $(STAMP)
 	$(BIN)/python -m kconform.reports.rulebook docs/rules.md
 	$(BIN)/python -m kconform.reports.bugs docs/bugs.md
+	$(BIN)/python -m kconform.fixtures.clients.contract_schema
 
 ## bench: codec vs kafka-python, targets vs the bare mock, proxy vs direct produce, fuzzing,
 ## -j workers vs one process (every figure a ratio measured in the same run)

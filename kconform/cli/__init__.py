@@ -17,6 +17,7 @@ from kconform.cli import (
     certify,
     clients,
     decode,
+    driver,
     fuzz,
     listing,
     matrix,
@@ -39,6 +40,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS: tuple[Command, ...] = (
     run.COMMAND,
     certify.COMMAND,
+    driver.COMMAND,
     listing.COMMAND,
     targets.COMMAND,
     clients.COMMAND,

@@ -277,8 +277,10 @@ OPTIONS: tuple[Option, ...] = (
            {"type": names("--client", CLIENT_NAMES), "default": None},
            per_command={"certify": {"required": True, "help": _clients_help}},
            pytest=True),
-    Option(("--client-timeout",), CLIENT_TIMEOUT_HELP, RUNS,
-           {"type": client_timeout, "default": None}, pytest=True),
+    Option(("--client-timeout",), CLIENT_TIMEOUT_HELP, frozenset({*RUNS, "driver check"}),
+           {"type": client_timeout, "default": None}, pytest=True,
+           per_command={"driver check": {"help": "seconds the driver may take to answer "
+                                         "--describe and to its first delivery (default 10)"}}),
     Option(("--cases",), CASES_HELP, frozenset({*RUNS, "fuzz", "matrix run"}),
            {"type": names("--cases", CASE_NAMES), "default": None},
            per_command={"certify": {"help": CASES_HELP + " (client cases only)"},
