@@ -52,6 +52,9 @@ INCOMPLETE_SHARE = 0.25
 """More than this share of a client's cases (`unsupported` ones and a failed rule's
 consequences aside) not judged, and the certificate is INCOMPLETE."""
 FORMAT = 1  # certificate.json's format; a field is only ever added
+GROUPED_FROM = 3
+"""More cases than this not judged for the same reason are one terminal line (a client without
+telemetry has some 60 `unsupported` KIP-714 cases: one line, not a screenful)."""
 
 
 @dataclass(frozen=True)
@@ -258,8 +261,17 @@ def _not_judged_lines(c: Certificate, width: int) -> list[str]:
         lines.append(f"  not judged, {len(items)} consequence{'s' * (len(items) != 1)} of "
                      f"{rule} failing (see {case_id}):")  # fmt: skip
         lines += [f"    {n.case_id}: {shorten(n.reason, width)}" for n in items]
+    alike: dict[tuple[str, str], list[NotJudged]] = {}
     for n in (n for n in c.not_judged if not n.consequence_of):
-        lines.append(f"  not judged {n.case_id} ({n.verdict}): {shorten(n.reason, width)}")
+        alike.setdefault((n.verdict, n.reason), []).append(n)
+    for (verdict, reason), items in alike.items():
+        if len(items) <= GROUPED_FROM:
+            lines += [f"  not judged {n.case_id} ({verdict}): {shorten(reason, width)}"
+                      for n in items]  # fmt: skip
+            continue
+        named = f"{items[0].case_id}, {items[1].case_id} and {len(items) - 2} more"
+        lines.append(f"  not judged, {len(items)} {verdict} for one reason ({named}; the JSON "
+                     f"and the HTML list each): {shorten(reason, width)}")  # fmt: skip
     return lines
 
 

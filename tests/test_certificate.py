@@ -254,3 +254,19 @@ def test_certify_s_help_gives_its_exit_codes() -> None:
     text = " ".join(sub.choices["certify"].format_help().split())  # type: ignore[attr-defined]
     for said in ("0 CONFORMS", "1 DOES NOT CONFORM", "2 INCOMPLETE", "certificate.svg"):
         assert said in text, said
+
+
+def test_many_cases_not_judged_for_one_reason_are_one_terminal_line() -> None:
+    """59 `unsupported` KIP-714 cases were 59 lines; the JSON still lists each."""
+    skipped = [_r(f"kip714.client.c{i}", "unsupported", kip="KIP-714", message="lacks telemetry")
+               for i in range(6)]  # fmt: skip
+    other = _r("kip714.client.lone", "skipped", message="a reason of its own")
+    (cert,) = certify(_run(_r(SOFTWARE_IDENTITY, "pass"), *skipped, other))
+    text = render_text([cert])
+    assert (
+        "not judged, 6 unsupported for one reason (kip714.client.c0, kip714.client.c1 and 4 "
+        "more; the JSON and the HTML list each): lacks telemetry" in text
+    )
+    assert "not judged kip714.client.c2" not in text
+    assert "not judged kip714.client.lone (skipped): a reason of its own" in text
+    assert len(cert.not_judged) == 7
