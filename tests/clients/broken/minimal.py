@@ -115,6 +115,7 @@ class Client:
                 self.resets += 1
                 await self.conn.close()
                 version = 0 if self.b.v0_after_reset else version
+                await asyncio.sleep(self.b.reset_reconnect_delay)
                 return await self.connect(bootstrap, version, address)
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
                 if self.b.downgrade_loop:
