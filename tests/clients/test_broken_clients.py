@@ -71,6 +71,10 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "no_terminating_push": {
         "kip714.client.terminating.unknown_subscription_retry": "Terminating push",
     },
+    # its reconnection comes after ruling 22's bound: not judged, and the message says why
+    "never_reconnects": {
+        "kip511.client.software_identity_after_reset": "did not reconnect within the 30 s bound",
+    },
     "ignores_client_id": {  # both would be judged on nothing: every request is under its own id
         "kip511.client.software_identity": "client ids seen on the proxy",
         "kip714.client.handshake.opt_out": "client ids seen on the proxy",
