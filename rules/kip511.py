@@ -54,8 +54,13 @@ RULES = (
     Rule("kip511.client.software_identity", Level.MUST, "KIP-511", "Proposed Changes",
          "([\\.\\-_a-zA-Z0-9])+",
          "A client sends ApiVersions v3+ with a non-empty ClientSoftwareName and "
-         "ClientSoftwareVersion inside the KIP's pattern.", behaviour="E.1",
-         known=(Known("franz-go v1.19.4-v1.21.3", "after a connection reset during ApiVersions, "
+         "ClientSoftwareVersion inside the KIP's pattern.", ruling=22, behaviour="E.1",
+         known=(Known("segmentio/kafka-go v0.4.51", "sends ApiVersions v0, with no name or "
+                      "version, first on every connection, and reconnects after a loss when its "
+                      "metadata timer next fires (within MetadataTTL, 6 s)",
+                      "kafka-go protocol/apiversions/apiversions.go (Request: max=v2, no fields); "
+                      "transport.go connGroup.connect, connPool.discover"),
+                Known("franz-go v1.19.4-v1.21.3", "after a connection reset during ApiVersions, "
                       "retries straight at ApiVersions v0, with no name or version (and leaks "
                       "the reset connection)", "franz-go CHANGELOG v1.21.4 (commit c0f89d33)",
                       bug="fg-reset-retry-drops-to-v0", fixed_in="v1.21.4",

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from kconform.rules.model import Ruling
 
+RECONNECT_WITHIN_S = 30.0
+"""Ruling 22's bound: how long a case waits for a client's next connection after a lost one."""
+
 RULINGS = (
     Ruling(1, "What 'all metrics' is",
            'The final KIP says RequestedMetrics ["*"] means all metrics; the schema\'s doc says '
@@ -132,6 +135,16 @@ RULINGS = (
            "4.2.1 and 4.4.0). So once a Metadata answer has given a broker a new address, the "
            "client opens no connection to the old one (MUST). A connection begun within 250 ms "
            "of that answer is not counted: the client may not have read it yet."),
+    Ruling(22, "How long a client may take to reconnect",
+           "KIP-511 asks every connection to identify itself but sets no time within which a "
+           "client opens its next one after a lost connection; each client does so on its own "
+           "timer: the Java client's reconnect.backoff.max.ms (1 s), librdkafka's (10 s), "
+           "kafka-go's metadata refresh at a random moment within MetadataTTL (6 s; transport.go "
+           "connPool.discover). A case that judges the client's next connection waits for it as "
+           "long as the client takes, and ends as soon as it is seen, up to "
+           f"{RECONNECT_WITHIN_S:g} s (three times the longest of those timers). A client that "
+           "has not reconnected by then is not judged (not-applicable, saying so): the KIP "
+           "requires no reconnection, only what it sends when it does."),
 )  # fmt: skip
 
 BY_NUMBER = {r.number: r for r in RULINGS}

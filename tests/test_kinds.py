@@ -47,6 +47,7 @@ def test_the_shipped_kinds_in_their_order() -> None:
         "kafka-python",
         "aiokafka",
         "java",
+        "kafka-go",
         "franz-go",
         "sarama",
         "confluent-kafka-go",

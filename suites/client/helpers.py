@@ -163,10 +163,12 @@ async def run_client(
     longer = replace(scenario, seconds=scenario.seconds + client.start_timeout)
     run = await client.start(target.bootstrap, settings, longer)
     check.defer(run.terminate)
+    opened = time.monotonic()
     try:
         lag = await _hold_window(
             run, log, mark, client_id, scenario.seconds, client.start_timeout, until
         )
+        held = time.monotonic() - opened
         await run.wait(RUN_MARGIN)
     finally:
         await run.stop()
@@ -175,7 +177,7 @@ async def run_client(
     if not (crash_is_evidence and client_crash(run)):
         _judge_driver(client, run)
     await asyncio.sleep(SETTLE)
-    check.waited += scenario.seconds
+    check.waited += min(scenario.seconds, held)  # a window `until` ended early: its length
     traffic = collect(target.wire_log.since(mark), client_id)  # type: ignore[attr-defined]
     recording = Recording(client_id, run, traffic, recorded_by=check.info.id, harness_lag=lag)
     if scripted is not None:

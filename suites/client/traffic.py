@@ -191,6 +191,22 @@ def first_request_at(entries: Iterable[WireEntry], client_id: str) -> float | No
     return None
 
 
+def connections_of(entries: Iterable[WireEntry], client_id: str) -> set[str]:
+    """The connections on which a request carrying `client_id` reached the proxy, reading only
+    request headers (cheap enough to ask while the client runs, as `run_client(until=...)` does)."""
+    found: set[str] = set()
+    for entry in entries:
+        if entry.direction != "client->broker" or not entry.raw or entry.connection in found:
+            continue
+        try:
+            header = decode_request_header(entry.raw)
+        except DecodeError:
+            continue
+        if header.client_id == client_id:
+            found.add(entry.connection)
+    return found
+
+
 def _response(entry: WireEntry, exchange: Exchange) -> Message | None:
     if exchange.api_key not in (METADATA, API_VERSIONS, *TELEMETRY):
         return None

@@ -45,6 +45,8 @@ CAUGHT_BY: dict[str, tuple[str, str]] = {
     "trusts_advertised_version": ("kip511.client.unsupported_version.no_loop", "SHOULD"),
     "app_version": ("kip511.client.software_version_is_library", "MUST"),
     "v0_after_reset": ("kip511.client.software_identity_after_reset", "MUST"),
+    # reconnects 5 s after the reset: the case awaits it (ruling 22), no fixed window misses it
+    "v0_after_slow_reset": ("kip511.client.software_identity_after_reset", "MUST"),
     "ignores_apiversions_error": ("kip511.client.invalid_request_with_keys", "MUST"),
     "ignores_unknown_subscription": ("kip714.client.errors.unknown_subscription_id", "MUST"),
     # judged once on its Terminating push alone, which carries the id it kept: it passed
@@ -69,6 +71,10 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "no_terminating_push": {
         "kip714.client.terminating.unknown_subscription_retry": "Terminating push",
     },
+    # its reconnection comes after ruling 22's bound: not judged, and the message says why
+    "never_reconnects": {
+        "kip511.client.software_identity_after_reset": "did not reconnect within the 30 s bound",
+    },
     "ignores_client_id": {  # both would be judged on nothing: every request is under its own id
         "kip511.client.software_identity": "client ids seen on the proxy",
         "kip714.client.handshake.opt_out": "client ids seen on the proxy",
@@ -82,6 +88,9 @@ NOT_BROKEN: dict[str, list[str]] = {
     # its Terminating push names the subscription before the last Get's (java:4.1.0 did so,
     # its close racing the Get): judged against the latest list offered, it got non-strict
     "stale_terminating_subscription": ["kip714.client.compression.preferred_type"],
+    # reconnects 5 s after a reset (kafka-go's metadata timer: up to 6 s), past the old fixed 3 s
+    # window: the case awaits it (ruling 22) and judges it
+    "slow_reconnect": ["kip511.client.software_identity_after_reset"],
 }
 
 # a broken client -> the older cases of its rule's neighbourhood that it passes: only the case

@@ -30,6 +30,7 @@ CASES = {
     "kafkajs": "kip511.client.software_identity_apache",  # judged: non-strict (ApiVersions v2)
     "franz-go": "kip714.client.handshake.opt_out",
     "sarama": "kip511.client.software_identity_apache",
+    "kafka-go": "kip511.client.software_identity_apache",  # judged: non-strict (ApiVersions v0)
     "confluent-kafka-go": "kip714.client.handshake.instance_id",
     "rdkafka": "kip714.client.handshake.instance_id",
     "aiokafka": "kip511.client.software_identity",  # judged: it sends ApiVersions v0

@@ -116,6 +116,7 @@ class Client:
                 self.resets += 1
                 await self.conn.close()
                 version = 0 if self.b.v0_after_reset else version
+                await asyncio.sleep(self.b.reset_reconnect_delay)
                 return await self.connect(bootstrap, version, address)
             if response.error_code == UNSUPPORTED_VERSION and tries < 40:
                 if self.b.downgrade_loop:
@@ -370,8 +371,21 @@ async def run(argv: list[str], behaviour: Behaviour) -> int:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), behaviour.start_delay)
     client = Client(behaviour, invocation.config, out)
+    # SIGTERM while it connects (a reconnection it waits to make) still closes it cleanly
+    connecting = asyncio.create_task(client.connect(invocation.bootstrap))
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not connecting.done():
+        connecting.cancel()
+        await asyncio.gather(connecting, return_exceptions=True)
+        out.emit("closing")
+        if client.conn is not None:
+            await client.conn.close()
+        out.emit("closed", seconds=round(time.monotonic() - started, 3), close_seconds=0.0)
+        return 0
     try:
-        if not await client.connect(invocation.bootstrap):
+        if not connecting.result():
             return 1
     except ConnectionClosed as exc:
         out.emit("error", error=str(exc), code="ConnectionClosed", fatal=True)

@@ -46,6 +46,9 @@ class Behaviour:
     # an ApiVersions error whose answer holds a key table counts as success (franz-go < v1.21.6)
     ignores_apiversions_error: bool = False
     v0_after_reset: bool = False  # retries ApiVersions at v0 after a reset (franz-go < v1.21.4)
+    # seconds before it reconnects after that reset: its own timer (kafka-go's metadata refresh,
+    # up to 6 s), longer than a fixed 3 s window
+    reset_reconnect_delay: float = 0.0
     type_blind_match: bool = False  # matches names and prefixes with the client type dropped
     avg_over_window: bool = False  # an .avg is the sum over the window's ms (franz-go < v1.21.4)
     # after a lost connection, goes back to the address it first used once its next push is
