@@ -184,7 +184,7 @@ MATRIX_CLIENTS ?= confluent-kafka@2.5.0 confluent-kafka@2.5.3 confluent-kafka@2.
   franz-go@v1.19.5 franz-go@v1.20.7 franz-go@v1.21.3 franz-go@v1.21.4 franz-go@v1.21.7 \
   franz-go@v1.22.3 sarama@v1.46.1 sarama@v1.46.2 sarama@v1.46.3 sarama@v1.47.0 sarama@v1.61.1 \
   kafkajs@1.16.0 kafkajs@2.2.4 platformatic-kafka@1.11.0 platformatic-kafka@1.35.0 \
-  platformatic-kafka@2.12.1 aiokafka@0.11.0 aiokafka@0.14.0
+  platformatic-kafka@2.12.1 aiokafka@0.11.0 aiokafka@0.14.0 kafka-go@v0.4.51
 matrix: $(STAMP)
 	KCONFORM_KAFKA_DISTS= SPARK_LOCAL_IP=127.0.0.1 $(BIN)/kconform matrix run --write-baselines \
 	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER) \
