@@ -11,7 +11,7 @@ that ignores its `client.id` sent instead. Pure bookkeeping: no sockets, no wait
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kconform.codecs.compression import CompressionError, decompress
@@ -179,6 +179,17 @@ def collect(entries: Sequence[WireEntry], client_id: str) -> Traffic:
 def first_request_at(entries: Iterable[WireEntry], client_id: str) -> float | None:
     """When the first request carrying `client_id` reached the proxy (monotonic), reading only
     request headers; None if none did."""
+    return next((entry.monotonic for entry in _requests_of(entries, client_id)), None)
+
+
+def connections_of(entries: Iterable[WireEntry], client_id: str) -> set[str]:
+    """The connections on which a request carrying `client_id` reached the proxy, reading only
+    request headers (cheap enough to ask while the client runs, as `run_client(until=...)` does)."""
+    return {entry.connection for entry in _requests_of(entries, client_id)}
+
+
+def _requests_of(entries: Iterable[WireEntry], client_id: str) -> Iterator[WireEntry]:
+    """The requests carrying `client_id`, in order, reading only their headers."""
     for entry in entries:
         if entry.direction != "client->broker" or not entry.raw:
             continue
@@ -187,24 +198,7 @@ def first_request_at(entries: Iterable[WireEntry], client_id: str) -> float | No
         except DecodeError:
             continue
         if header.client_id == client_id:
-            return entry.monotonic
-    return None
-
-
-def connections_of(entries: Iterable[WireEntry], client_id: str) -> set[str]:
-    """The connections on which a request carrying `client_id` reached the proxy, reading only
-    request headers (cheap enough to ask while the client runs, as `run_client(until=...)` does)."""
-    found: set[str] = set()
-    for entry in entries:
-        if entry.direction != "client->broker" or not entry.raw or entry.connection in found:
-            continue
-        try:
-            header = decode_request_header(entry.raw)
-        except DecodeError:
-            continue
-        if header.client_id == client_id:
-            found.add(entry.connection)
-    return found
+            yield entry
 
 
 def _response(entry: WireEntry, exchange: Exchange) -> Message | None:
