@@ -12,14 +12,13 @@ the contract's bound and a clean exit; each run ends with `closed` and exit stat
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 
-from kconform.fixtures.clients.command import CommandDriver, run_in_own_group
+from kconform.fixtures.clients.command import CommandDriver, describe_answer
 from kconform.fixtures.clients.contract import Scenario
 from kconform.fixtures.clients.contract_schema import describe_schema, events_schema
 from kconform.fixtures.clients.driver import CLOSE_NOTICE, ClientRun
@@ -70,23 +69,18 @@ def _plain(error: jsonschema.ValidationError) -> str:
 def check_describe(driver: CommandDriver, timeout: float) -> tuple[Finding, str | None]:
     """The `--describe` step; the second value is a usage error (not one JSON object)."""
     found = Finding("describe")
-    stdout = run_in_own_group([*driver.executable(), "--describe"], timeout)
-    lines = stdout.strip().splitlines() if stdout else []
-    if not lines:
+    last, answer = describe_answer(driver, timeout)
+    if last is None:
         found.problems.append(
             f"`--describe` printed nothing or failed within {timeout:g} s: print one JSON object "
             '{"implementation", "version", "capabilities"}; without it kconform assumes your '
             "client implements KIP-714 and judges its telemetry cases"
         )
         return found, None
-    try:
-        answer = json.loads(lines[-1])
-    except ValueError:
-        answer = None
-    if not isinstance(answer, dict):
+    if answer is None:
         return found, (
             f"{driver.path}: its --describe exited 0 but its last line is not one JSON object "
-            f"(it printed {lines[-1][:120]!r}); see fixtures/clients/contract-schema/"
+            f"(it printed {last[:120]!r}); see fixtures/clients/contract-schema/"
             "describe.schema.json"
         )
     found.problems += [f"`--describe`: {p}" for p in describe_problems(answer)]
