@@ -23,6 +23,7 @@ changes the headline (`kconform run` is the command whose exit code follows base
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -213,9 +214,7 @@ def _not_judged(result: CaseResult, mine: Sequence[CaseResult]) -> NotJudged:
 
 
 def _tally(items: Sequence[NotJudged]) -> str:
-    counts: dict[str, int] = {}
-    for n in items:
-        counts[n.verdict] = counts.get(n.verdict, 0) + 1
+    counts = Counter(n.verdict for n in items)
     return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
 
 
