@@ -32,7 +32,7 @@ from typing import Any
 from kconform.engine.results import CaseResult
 from kconform.exit_codes import EXIT_CONFORMS, EXIT_DOES_NOT_CONFORM, EXIT_INCOMPLETE
 from kconform.reports.claims import Contradiction, contradictions
-from kconform.reports.common import interruption
+from kconform.reports.common import implementation_and_version, interruption
 from kconform.reports.model import RunResults, baseline_allows, read_baseline
 from kconform.reports.text import shorten
 from kconform.rules import RULES
@@ -197,9 +197,7 @@ def identity(subject: str, described: dict[str, Any], mine: Sequence[CaseResult]
     if not implementation:
         kind = subject.split(":", 1)[0] if ":" in subject else subject
         implementation = f"{kind} driver" if "/" in subject or ":" in subject else kind
-    if version and version != "unknown" and not implementation.endswith(version):
-        return f"{implementation} {version}"
-    return implementation
+    return implementation_and_version(implementation, version)
 
 
 def _not_judged(result: CaseResult, mine: Sequence[CaseResult]) -> NotJudged:

@@ -210,9 +210,29 @@ class Subject:
         run at all (`subjects_not_run`); NOT RUN in every report, and the run cannot pass."""
         return self.judged == 0
 
+    @property
+    def heading(self) -> str:
+        """What a report heads its row or column with: a driver named by its file path
+        (`command:/home/me/driver.js`) by what it said it is, the path being a detail."""
+        return named_for_people(self.name, self.implementation, self.version)
+
     def unexpected(self, verdict: str) -> int:
         """Its results with this verdict that no baseline expects."""
         return self.counts.get(verdict, 0) - self.expected.get(verdict, 0)
+
+
+def named_for_people(name: str, implementation: str, version: str) -> str:
+    """`name`, unless it is a file path, then what the subject said it is (`kafkajs 2.2.4`)."""
+    if "/" not in name or not implementation:
+        return name
+    return implementation_and_version(implementation, version)
+
+
+def implementation_and_version(implementation: str, version: str) -> str:
+    """`kafkajs 2.2.4`; the implementation alone when the version is unknown or already in it."""
+    if version and version != "unknown" and not implementation.endswith(version):
+        return f"{implementation} {version}"
+    return implementation
 
 
 def subjects(results: RunResults) -> list[Subject]:

@@ -183,7 +183,7 @@ def _subjects_table(columns: list[Subject], *, ci: bool = True) -> str:
         else:
             status = chip("pass", "ok")
         rows.append(
-            f'<tr data-subject="{esc(s.name)}"><th>{esc(s.name)}</th><td>{esc(s.kind)}</td>'
+            f'<tr data-subject="{esc(s.name)}"><th>{_heading(s)}</th><td>{esc(s.kind)}</td>'
             f'<td class="impl"><div>{esc(s.implementation)} <span class="mono">{esc(s.version)}'
             f'</span>{_lock_note(s)}<div class="caps">{caps}</div></div></td>'
             f'{counts}<td class="n">{s.total}</td>{f"<td>{status}</td>" if ci else ""}</tr>'
@@ -195,6 +195,24 @@ def _subjects_table(columns: list[Subject], *, ci: bool = True) -> str:
         f"{'<th>CI</th>' if ci else ''}</tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _heading(subject: Subject) -> str:
+    """A subjects-table row's head: its name, or what a driver named by path said it is, the
+    path below it in small type."""
+    if subject.heading == subject.name:
+        return esc(subject.name)
+    return f'{esc(subject.heading)}<div class="mono small muted">{esc(subject.name)}</div>'
+
+
+def _column_head(subject: Subject) -> str:
+    """A matrix column's head above its version: the name, or the implementation of a driver
+    named by its path (the path is the column's title)."""
+    return subject.name if subject.heading == subject.name else subject.implementation
+
+
+def _column_title(subject: Subject) -> str:
+    return subject.implementation if subject.heading == subject.name else subject.name
 
 
 def _lock_note(subject: Subject) -> str:
@@ -312,8 +330,8 @@ def _matrix(
             kinds.append((s.kind, 1))
     kind_row = "".join(f'<th colspan="{n}">{esc(k)}s</th>' for k, n in kinds)
     names = "".join(
-        f'<th class="subj" data-subject="{esc(s.name)}" title="{esc(s.implementation)}">'
-        f'{esc(s.name)}<span class="impl">{esc(s.version)}</span></th>'
+        f'<th class="subj" data-subject="{esc(s.name)}" title="{esc(_column_title(s))}">'
+        f'{esc(_column_head(s))}<span class="impl">{esc(s.version)}</span></th>'
         for s in columns
     )
     width = len(columns) + 2

@@ -210,6 +210,13 @@ def test_the_html_first_screen_is_the_certificate(tmp_path: Path) -> None:
     assert "Not judged: consequences of a failed rule (7)" in first
     assert f"<b>client</b> {DRIVER}" in first and "none recorded" in first
     assert "capabilities: none" in page  # the subjects table too, for a client claiming none
+    subjects = page[page.index("<h2>Subjects</h2>") :]
+    row_head = subjects[subjects.index("<tbody><tr") :].split("</th>", 1)[0]
+    assert row_head.split("<th>", 1)[1].startswith(IDENTITY)  # what it is heads it, not its path
+    assert f'<div class="mono small muted">{DRIVER}</div>' in row_head
+    column_head = page[page.index('<th class="subj"') :].split("</th>", 1)[0]
+    shown = re.sub(r"<[^>]*>", " ", column_head).split()  # the text, not the attributes
+    assert shown == IDENTITY.split()
 
 
 def test_every_needs_a_case_declares_names_a_rule_of_the_book() -> None:
