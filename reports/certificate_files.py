@@ -29,6 +29,7 @@ COLOUR = {CONFORMS: "#3a9e4f", DOES_NOT_CONFORM: "#d3343a"}
 INCOMPLETE_COLOUR = "#8a949e"
 OPEN_UP_TO = 12  # a longer list starts collapsed, so the matrix stays near the first screen
 STATE = {CONFORMS: "pass", DOES_NOT_CONFORM: "fail"}  # html_style's banner classes
+CERTIFICATE_JSON = "certificate.json"  # beside results.json: `kconform report` re-certifies
 
 
 def write_certificates(certificates: Sequence[Certificate], out: Path) -> list[Path]:
@@ -40,7 +41,7 @@ def write_certificates(certificates: Sequence[Certificate], out: Path) -> list[P
         "exit_code": exit_code(certificates),
         "certificates": [c.to_json() for c in certificates],
     }
-    written = [out / "certificate.json"]
+    written = [out / CERTIFICATE_JSON]
     _write(written[0], json.dumps(body, indent=1, ensure_ascii=False) + "\n")
     for c in certificates:
         name = "certificate.svg" if len(certificates) == 1 else f"certificate-{slug(c.subject)}.svg"

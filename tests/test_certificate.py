@@ -277,3 +277,21 @@ def test_many_cases_not_judged_for_one_reason_are_one_terminal_line() -> None:
     assert "not judged kip714.client.c2" not in text
     assert "not judged kip714.client.lone (skipped): a reason of its own" in text
     assert len(cert.not_judged) == 7
+
+
+def test_kconform_report_rerenders_a_certified_folder_as_certify_did(tmp_path: Path) -> None:
+    from kconform.cli import main
+
+    run, folder, again = _kafka_go(), tmp_path / "certified", tmp_path / "again"
+    folder.mkdir()
+    run.write(folder / "results.json")
+    write_certificates(certify(run), folder)
+    assert main(["report", str(folder), "--out", str(again)]) == EXIT_DOES_NOT_CONFORM
+    (c,) = json.loads((again / "certificate.json").read_text())["certificates"]
+    assert (c["client"]["identity"], c["headline"]) == (IDENTITY, "DOES NOT CONFORM")
+    first = (again / "index.html").read_text().split("<h2>Subjects</h2>")[0]
+    assert f"{IDENTITY}: DOES NOT CONFORM" in first and (again / "certificate.svg").exists()
+    (folder / "certificate.json").unlink()  # a plain run's folder: rendered as `run` renders it
+    main(["report", str(folder), "--out", str(tmp_path / "plain")])
+    assert not (tmp_path / "plain" / "certificate.json").exists()
+    assert "DOES NOT CONFORM" not in (tmp_path / "plain" / "index.html").read_text()

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kconform.cli.base import Command
 from kconform.errors import UsageError
+
+if TYPE_CHECKING:
+    from kconform.reports.model import RunResults
 
 __all__ = ["COMMAND"]
 
@@ -23,6 +27,7 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kconform.cli.checks import check_outputs
+    from kconform.reports.certificate_files import CERTIFICATE_JSON
     from kconform.reports.model import RunResults, merge_runs
     from kconform.runner import DEFAULT_OUT, exit_code, output_dir, render_summary, write_reports
 
@@ -42,10 +47,39 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or output_dir(None)
     out.mkdir(parents=True, exist_ok=True)
     merged.write(out / "results.json")
-    write_reports(merged, out)
-    print(render_summary(merged))
+    certified = [
+        d for d in args.dirs if (d if d.is_dir() else d.parent).joinpath(CERTIFICATE_JSON).exists()
+    ]
+    if not certified:
+        write_reports(merged, out)
+        print(render_summary(merged))
+        print(f"report:  {out / 'index.html'}")
+        return exit_code(merged, 0)  # as the runs it renders would have exited: CI merges with it
+    return _recertify(merged, out)
+
+
+def _recertify(merged: RunResults, out: Path) -> int:
+    """A folder `kconform certify` wrote is re-rendered as certify renders it: the certificate
+    leads the page, its files are rewritten, and its exit code is the command's (a certificate
+    is made from the results alone: each result carries the baseline verdict it was held to)."""
+    from kconform.reports.certificate import certify, render_text
+    from kconform.reports.certificate import exit_code as certificate_exit
+    from kconform.reports.certificate_files import (
+        CERTIFICATE_JSON,
+        render_section,
+        write_certificates,
+    )
+    from kconform.runner import default_baselines, render_summary, write_reports
+
+    named = [str(s.get("name", "")) for s in merged.subjects]
+    certificates = certify(merged, default_baselines(named))
+    write_reports(merged, out, lead=render_section(certificates))
+    write_certificates(certificates, out)
+    print(render_summary(merged, overall=False))
     print(f"report:  {out / 'index.html'}")
-    return exit_code(merged, 0)  # as the runs it renders would have exited: CI merges with it
+    print(f"certificate: {out / CERTIFICATE_JSON}\n")
+    print(render_text(certificates), flush=True)
+    return certificate_exit(certificates)
 
 
 COMMAND = Command("report", "re-render or merge result folders", add_arguments, run)
