@@ -31,7 +31,7 @@ from kconform.suites.client.helpers import (
     shared_run,
 )
 from kconform.suites.client.scripted import ScriptedTelemetry, fail_pushes
-from kconform.suites.client.traffic import PUSH_TELEMETRY
+from kconform.suites.client.traffic import PUSH_TELEMETRY, Exchange
 
 TERMINATION = "KIP-714 Client termination"
 LONG_INTERVAL_MS = 5000
@@ -41,6 +41,13 @@ IN_FLIGHT_INTERVAL_MS = 500  # the first push comes 0.25-0.75 s after the Get (J
 # HOLD_S: it comes about 0.5 s after close() began, within the second a client that waits for
 # it before its final push may take (franz-go's Close waits 1 s for the metrics loop)
 HOLD_S = 1.6
+# a client whose close pushed in time is closed again (its own runs), up to CLOSES closes in all:
+# whether a final push follows is a race in some clients (the idle Java producer: one close in
+# several), and one verdict every run needs more than the one close that happened to win it
+CLOSES = 3
+# unknown_subscription_retry's second try only needs a push in flight when close() begins: held
+# long enough that close() (LINGER after the push) begins before the answer on a loaded machine
+RETRY_HOLD_S = 4.0
 
 
 async def _termination_run(check: Check, client: ClientDriver, target: BrokerTarget) -> Recording:
@@ -87,7 +94,8 @@ def _closing(check: Check, recording: Recording) -> float:
     title="On close with an active subscription the client pushes its final metrics at once",
     spec=f"{TERMINATION} ('it should send its final metrics without waiting for the "
     f"PushIntervalMs time'); PushIntervalMs {LONG_INTERVAL_MS}, close after 1.5 s, final push "
-    f"within {PROMPT:g} s of close()",
+    f"within {PROMPT:g} s of close(), on each of {CLOSES} closes (fewer: the first without one "
+    "ends it)",
     level=Level.SHOULD,
     requires=TELEMETRY,
     kind="client",
@@ -95,31 +103,44 @@ def _closing(check: Check, recording: Recording) -> float:
 )
 async def test_final_push(client: ClientDriver, client_target: BrokerTarget, check: Check) -> None:
     recording = await _termination_run(check, client, client_target)
+    delays = [_final_push_delay(check, recording, 1)]
+    while len(delays) < CLOSES and delays[-1][0] is not None and delays[-1][0] <= delays[-1][1]:
+        again = await run_client(
+            check, client, client_target, Scenario.idle(seconds=1.5), interval_ms=LONG_INTERVAL_MS
+        )
+        delays.append(_final_push_delay(check, again, len(delays) + 1))
+    check.expect(
+        f"seconds from close() to a final push, each within {PROMPT:g} s (+ the harness's lag "
+        f"that run), for up to {CLOSES} closes (ended by the first without one in time)",
+        [f"<= {bound:g}" for _, bound in delays],
+        [delay for delay, _ in delays],
+        all(delay is not None and delay <= bound for delay, bound in delays),
+    )
+
+
+def _final_push_delay(
+    check: Check, recording: Recording, number: int
+) -> tuple[float | None, float]:
+    """Seconds from close() to the first push after it (None: none) and the bound it gets."""
     closing = _closing(check, recording)
     final = [e for e in recording.traffic.pushes if e.sent >= closing - 0.05]
     check.observe(
-        "pushes after close() began",
+        f"close {number}: pushes after close() began",
         [f"{e} Terminating={e.terminating} +{e.sent - closing:.3f} s" for e in final],
     )
     delay = round(final[0].sent - closing, 3) if final else None
-    bound = round(PROMPT + recording.harness_lag, 3)
-    check.expect(
-        f"a final push within {PROMPT:g} s of close(){lag_text(recording)}",
-        f"<= {bound:g}",
-        delay,
-        delay is not None and delay <= bound,
-    )
+    return delay, round(PROMPT + recording.harness_lag, 3)
 
 
-def _hold_first_push(client_id: str) -> list[Injection]:
-    """Hold the answer to the client's first non-Terminating push for HOLD_S seconds (the
+def _hold_first_push(client_id: str, hold: float = HOLD_S) -> list[Injection]:
+    """Hold the answer to the client's first non-Terminating push for `hold` seconds (the
     proxy reads what the client sends meanwhile, so a push sent behind it is seen at once)."""
     return [
         for_client(
             client_id,
             PUSH_TELEMETRY,
             predicate=lambda r: r.body is not None and not r.body.terminating,
-            delay=HOLD_S,
+            delay=hold,
             times=1,
             name="first push answered late",
         )
@@ -270,26 +291,21 @@ async def test_none_without_subscription(
 async def test_unknown_subscription_retry(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    scripted = ScriptedTelemetry(
-        LONG_INTERVAL_MS,
-        push=fail_pushes(ErrorCode.UNKNOWN_SUBSCRIPTION_ID, 1, terminating=True),
-    )
-    recording = await run_client(
-        check, client, client_target, Scenario.idle(seconds=1.5), scripted=scripted
-    )
-    refused = [
-        e
-        for e in recording.traffic.pushes
-        if e.terminating and e.error_code == ErrorCode.UNKNOWN_SUBSCRIPTION_ID
-    ]
+    recording = await _refused_final_push_run(check, client, client_target, in_flight=False)
+    if not _refused_final_pushes(recording):
+        # none after an idle close (the Java producer's race, see final_push): a push in flight
+        # at close() is what makes the releases that fixed KAFKA-17731 send one every time
+        recording = await _refused_final_push_run(check, client, client_target, in_flight=True)
+    refused = _refused_final_pushes(recording)
     pushes = recording.traffic.pushes
     check.precondition(
-        "a Terminating push from the client (the script answers it UNKNOWN_SUBSCRIPTION_ID; "
-        "whether it should send one: termination.final_push)",
+        "a Terminating push from the client, after an idle close or one with a push in flight "
+        "(the script answers it UNKNOWN_SUBSCRIPTION_ID)",
         ">= 1",
         f"0 ({len(pushes)} pushes, {len([e for e in pushes if e.terminating])} Terminating, "
-        f"{len(recording.traffic.gets)} Gets)",
+        f"{len(recording.traffic.gets)} Gets; {_in_flight_at_close(recording)})",
         ok=bool(refused),
+        needs="kip714.client.terminating.final_push",
     )
     after = recording.traffic.after(refused[0].sent, 71, 72)
     shape = [("Get" if e.api_key == 71 else f"Push Terminating={e.terminating}") for e in after]
@@ -305,3 +321,48 @@ async def test_unknown_subscription_retry(
             int(after[0].response.subscription_id),
             int(after[1].request.subscription_id),
         )
+
+
+async def _refused_final_push_run(
+    check: Check, client: ClientDriver, target: BrokerTarget, *, in_flight: bool
+) -> Recording:
+    """A run whose Terminating push is answered UNKNOWN_SUBSCRIPTION_ID once: an idle close, or
+    (`in_flight`) a close while the first push's answer is held back, as in push_in_flight."""
+    scripted = ScriptedTelemetry(
+        IN_FLIGHT_INTERVAL_MS if in_flight else LONG_INTERVAL_MS,
+        push=fail_pushes(ErrorCode.UNKNOWN_SUBSCRIPTION_ID, 1, terminating=True),
+    )
+    if not in_flight:
+        return await run_client(
+            check, client, target, Scenario.idle(seconds=1.5), scripted=scripted
+        )
+    return await run_client(
+        check,
+        client,
+        target,
+        Scenario.idle(seconds=5.0),
+        scripted=scripted,
+        injections=lambda client_id: _hold_first_push(client_id, RETRY_HOLD_S),
+        until=lambda: scripted.pushes >= 1,
+    )
+
+
+def _refused_final_pushes(recording: Recording) -> list[Exchange]:
+    return [
+        e
+        for e in recording.traffic.pushes
+        if e.terminating and e.error_code == ErrorCode.UNKNOWN_SUBSCRIPTION_ID
+    ]
+
+
+def _in_flight_at_close(recording: Recording) -> str:
+    """How many pushes awaited their answer when close() began (the second try's point)."""
+    closing = recording.event_time("closing")
+    if closing is None:
+        return "no 'closing' event"
+    waiting = [
+        e
+        for e in recording.traffic.pushes
+        if e.sent < closing and (e.answered is None or e.answered > closing)
+    ]
+    return f"{len(waiting)} push(es) unanswered when close() began"
