@@ -32,6 +32,8 @@ BROKEN = HERE / "broken"
 CAUGHT_BY: dict[str, tuple[str, str]] = {
     "no_terminating_push": ("kip714.client.terminating.final_push", "SHOULD"),
     "no_terminating_push_in_flight": ("kip714.client.terminating.push_in_flight", "SHOULD"),
+    # its first close pushes: only the closes that follow it show that the push is not reliable
+    "terminating_push_first_close_only": ("kip714.client.terminating.final_push", "SHOULD"),
     "two_terminating_pushes": ("kip714.client.terminating.single_terminating", "MUST"),
     "zero_first_push_delay": ("kip714.client.cadence.first_push_jitter", "SHOULD"),
     "wrong_name_prefix": ("kip714.client.payload.naming", "MUST"),

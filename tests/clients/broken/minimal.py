@@ -37,6 +37,17 @@ from kconform.fixtures.connection import ConnectionClosed, KafkaConnection, Requ
 
 __all__ = ["Behaviour", "main"]
 
+
+def _first_close() -> bool:
+    """Whether no earlier run under this harness process closed (a marker file per parent)."""
+    marker = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kc-closed-{os.getppid()}")
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return False
+    return True
+
+
 MAX_API_VERSIONS = 4
 SUPPORTED_COMPRESSION = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy
 DEFAULT_INTERVAL_MS = 300_000
@@ -334,6 +345,8 @@ class Client:
         if self.subscription is None or self.b.no_terminating_push:
             return
         if push_in_flight and self.b.no_terminating_push_in_flight:
+            return
+        if self.b.terminating_push_first_close_only and not _first_close():
             return
         if self.b.terminates_under_previous_subscription and self.previous is not None:
             self.subscription = self.previous

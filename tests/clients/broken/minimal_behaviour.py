@@ -12,6 +12,9 @@ class Behaviour:
     no_terminating_push: bool = False
     # with a push unanswered at close, no final push (Java 3.7.0-3.8.0 producer, KAFKA-17731)
     no_terminating_push_in_flight: bool = False
+    # a final push on the first close its harness process asks of it only (a race some closes
+    # win: the idle Java producer's, KAFKA-17731's neighbour); later closes send none
+    terminating_push_first_close_only: bool = False
     two_terminating_pushes: bool = False
     zero_first_push_delay: bool = False
     metric_prefix: str = "org.apache.kafka."
