@@ -18,6 +18,7 @@ may spell that kind, and only it. A module two kind files import is shared and s
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,8 +92,14 @@ def is_target_entry(text: str, kinds: frozenset[str]) -> bool:
 
 
 def _entry(text: str, kinds: frozenset[str]) -> bool:
-    name, colon, variant = text.partition(":")
-    return name in kinds and not (colon and variant[:1].isspace())
+    """`<kind>`, `<kind>:<variant>` or `<kind>@<version>` (as client names are spelled)."""
+    name, sep, variant = _split(text)
+    return name in kinds and not (sep and variant[:1].isspace())
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    parts = re.split(r"([:@])", text, maxsplit=1)
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else (text, "", "")
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -136,8 +143,9 @@ def test_the_scan_finds_what_it_must_and_only_that() -> None:
         'd = "apache: no JDK"\n'
         'e = "the reference broker"\n'
         'g = f"reference-{x}"\n'
+        'h = "reference@1.2.3"\n'
     )
-    assert sorted(line for line, _ in violations(planted, kinds)) == [4, 5, 6, 7]
+    assert sorted(line for line, _ in violations(planted, kinds)) == [4, 5, 6, 7, 11]
 
 
 def test_an_implementation_is_its_kind_s_alone() -> None:
