@@ -52,9 +52,9 @@ COVERAGE_DIR = "coverage"
 
 
 def _default_targets() -> tuple[TargetSpec, ...]:
-    from kconform.fixtures.targets.registry import parse_targets
+    from kconform.fixtures.targets.registry import default_targets, parse_targets
 
-    return tuple(parse_targets("reference,librdkafka_mock"))
+    return tuple(parse_targets(default_targets()))
 
 
 @dataclass
@@ -84,17 +84,25 @@ class RunOptions:
 
 def default_baselines(subjects: Iterable[str]) -> list[Path]:
     """Committed baselines (`baselines/<subject>.json`) for the subjects (labels) being run."""
+    from kconform.fixtures.targets.registry import find_kind
+
     names = set(subjects)
     found = []
-    named_by_path = any(
-        n.startswith("apache:") and not re.fullmatch(r"apache:\d+\.\d+\.\d+", n) for n in names
-    )
+    # kinds a distribution named by path stands for: any release of them
+    named_by_path: set[str] = set()
+    for name in names:
+        kind = find_kind(name)
+        variant = name.partition(":")[2]
+        by_path = variant and not re.fullmatch(r"\d+\.\d+\.\d+", variant)
+        if kind and kind.variant_may_be_path and by_path:
+            named_by_path.add(kind.name)
     for path in sorted(BASELINES_DIR.glob("*.json")):  # matched by the subject they name
         try:
             subject = json.loads(path.read_text(encoding="utf-8")).get("subject", path.stem)
         except (OSError, ValueError, AttributeError):
             subject = path.stem
-        if subject in names or (named_by_path and str(subject).startswith("apache:")):
+        kind_part, colon, _ = str(subject).partition(":")
+        if subject in names or (colon and kind_part in named_by_path):
             found.append(path)  # a path-named distribution reports its release as subject
     return found
 

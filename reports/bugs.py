@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kconform import locations
+from kconform.fixtures.targets.registry import target_kinds
 from kconform.reports.matrix import Column, load_columns
 from kconform.reports.model import baseline_verdicts
 from kconform.rules import BUGS, Known
@@ -36,8 +37,7 @@ __all__ = [
 ]
 
 BASELINES = locations.baselines()
-SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
-    "Apache": ("apache", "kraft"),
+CLIENT_KINDS: dict[str, tuple[str, ...]] = {
     "Java client": ("java",),
     "librdkafka": (
         "confluent-kafka",
@@ -50,6 +50,20 @@ SUBJECT_KINDS: dict[str, tuple[str, ...]] = {
     "Sarama": ("sarama",),
     "confluent-kafka-javascript": ("confluent-kafka-javascript",),
 }
+"""The client kinds whose baselines speak for a system."""
+
+
+def _subject_kinds() -> dict[str, tuple[str, ...]]:
+    """The target kinds running a system's broker code (`TargetKind.implements`), then the
+    client kinds (`CLIENT_KINDS`)."""
+    systems: dict[str, tuple[str, ...]] = {}
+    for kind in target_kinds():
+        if kind.implements:
+            systems[kind.implements] = (*systems.get(kind.implements, ()), kind.name)
+    return systems | CLIENT_KINDS
+
+
+SUBJECT_KINDS = _subject_kinds()
 """The subject kinds whose baselines speak for a system; a system missing has no driver."""
 BUNDLED = {"librdkafka": "librdkafka"}
 """Systems run inside another's subjects, whose release the subject's name does not give: the

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kconform.errors import UsageError
+from kconform.fixtures.targets.registry import target_kinds
 from kconform.reports.model import baseline_verdicts, read_baseline
 
 __all__ = [
@@ -30,7 +31,17 @@ __all__ = [
     "replace_summary",
 ]
 
-KIND_ORDER = ("apache", "kraft", "reference", "librdkafka_mock", "java")
+
+def _kind_order() -> tuple[str, ...]:
+    """Column order: brokers running a project's code (`implements`), then kconform's embedded
+    ones, each by their declared order, then the Java client; any other kind after them."""
+    kinds = target_kinds()
+    real = [k.name for k in kinds if k.implements]
+    embedded = [k.name for k in kinds if k.embedded and not k.implements]
+    return (*real, *embedded, "java")
+
+
+KIND_ORDER = _kind_order()
 SHORT = {
     "pass": "pass", "fail": "FAIL", "non-strict": "non-strict", "informational": "info",
     "unsupported": "unsupp", "not-applicable": "n/a", "skipped": "skip", "error": "ERROR",

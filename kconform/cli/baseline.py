@@ -15,7 +15,7 @@ __all__ = ["COMMAND"]
 
 def add_arguments(baseline: argparse.ArgumentParser) -> None:
     baseline.add_argument("results", type=Path, nargs="?", help="a result folder or results.json")
-    baseline.add_argument("--subject", help="e.g. librdkafka_mock")
+    baseline.add_argument("--subject", help="the subject to record: a target or client label")
     from kconform.plugin.option_table import add_options
 
     add_options(baseline, "baseline")  # --out

@@ -42,6 +42,7 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kconform.fixtures.targets.registry import client_cases_target
     from kconform.plugin.workers import default_jobs
     from kconform.runner import DEFAULT_OUT, RunOptions, client_names
     from kconform.runner import run as run_suites
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     clients = resolve_clients(args.client, args.client_timeout)
     check_outputs({"--out": args.out or DEFAULT_OUT}, {"--json": args.json, "--junit": args.junit})
     check_cases(args.cases or "", kind="client")
-    targets = resolve_targets(None, None, None, default="reference")
+    targets = resolve_targets(client_cases_target(), None, None)
     if args.coverage:
         check_coverage(targets, clients, args.jobs)
     baselines = [readable(Path(b), "baseline") for b in args.baseline]

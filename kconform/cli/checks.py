@@ -100,13 +100,14 @@ def resolve_targets(
     bootstrap: str | None,
     sink: str | None = None,
     *,
-    default: str,
+    one: bool = False,
 ) -> TargetSpecs:
-    """`--target` parsed once: the names given, else `external` with `--bootstrap-server`, else
-    `default`. A `--bootstrap-server` that no target given takes is refused (parse_targets)."""
-    from kconform.fixtures.targets.registry import UnknownTarget, parse_targets
+    """`--target` parsed once: the names given, else the default targets (`default_targets`:
+    the existing cluster with `--bootstrap-server`; `one` for a command taking one target).
+    A `--bootstrap-server` that no target given takes is refused (parse_targets)."""
+    from kconform.fixtures.targets.registry import UnknownTarget, default_targets, parse_targets
 
-    names = text or ("" if bootstrap else default)
+    names = text or default_targets(bootstrap=bootstrap, one=one)
     try:
         return tuple(parse_targets(names, brokers=brokers, bootstrap=bootstrap, sink=sink))
     except UnknownTarget as exc:

@@ -54,6 +54,7 @@ stops it long before, this only catches a harness that hangs."""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `kconform fuzz` options: the shared ones (kconform.plugin.option_table), its own."""
+    from kconform.fixtures.targets.registry import jvm_agent_targets
     from kconform.plugin.option_table import add_options
 
     add_options(parser, "fuzz")
@@ -74,8 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     guidance = parser.add_mutually_exclusive_group()
     guidance.add_argument(
         "--coverage-guided", dest="guidance", action="store_const", const="guided",
-        help="apache:<version> only: JaCoCo on the nodes; keep requests that reach new probes "
-        "and fuzz from them; print the branches reached over time (docs/coverage.md)",
+        help=f"{jvm_agent_targets()} only: JaCoCo on the nodes; keep requests that reach new "
+        "probes and fuzz from them; print the branches reached over time (docs/coverage.md)",
     )  # fmt: skip
     guidance.add_argument(
         "--coverage-unguided", dest="guidance", action="store_const", const="unguided",
@@ -109,7 +110,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     from kconform.cli.checks import resolve_targets
     from kconform.engine.results import Expectation
     from kconform.errors import UsageError
-    from kconform.fixtures.targets.registry import target_kind
+    from kconform.fixtures.targets.registry import jvm_agent_targets, target_kind
     from kconform.plugin.progress import Progress
     from kconform.reports.model import RunResults
     from kconform.runner import (
@@ -130,11 +131,11 @@ def run_fuzz(args: argparse.Namespace) -> int:
         print(f"kconform: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     specs = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
-                            default="reference")  # fmt: skip
+                            one=True)  # fmt: skip
     named = ",".join(s.label for s in specs)
     if guidance is not None and (len(specs) != 1 or not target_kind(specs[0].kind).jvm_agent):
         raise UsageError(
-            f"--coverage-{guidance} needs one apache:<version> target (JaCoCo rides on the "
+            f"--coverage-{guidance} needs one {jvm_agent_targets()} target (JaCoCo rides on the "
             f"broker JVMs kconform starts); got {named}"
         )
     from kconform.cli.checks import check_bootstrap, check_outputs
@@ -211,7 +212,9 @@ def _print_reach(folder: Path, version: str) -> None:
 
 def _replay_command(args: argparse.Namespace, seed: str) -> str:
     """The command that runs this fuzz run again with its seed."""
-    target = args.target or ("external" if args.bootstrap_server else "reference")
+    from kconform.fixtures.targets.registry import default_targets
+
+    target = args.target or default_targets(bootstrap=args.bootstrap_server, one=True)
     parts = ["kconform", "fuzz", "--target", target, "--budget", args.budget,
              "--seed", seed, "--profile", args.profile]  # fmt: skip
     if args.brokers != 1:

@@ -42,7 +42,18 @@ __all__ = ["COMMAND", "pytest_run", "readme_tables", "render_pages"]
 WRITTEN_BASELINES = Path("baselines")  # where --write-baselines writes, under the current folder
 DOCS = Path("docs")
 README = Path("README.md")
-SUMMARY_KINDS = ("apache", "java")  # the README's release tables
+
+
+def summary_kinds() -> tuple[str, ...]:
+    """The README's release tables: Apache's broker releases, then its Java client's."""
+    return (_apache(), "java")
+
+
+def _apache() -> str:
+    """The kind the matrix runs each release on (its release tables are Apache's)."""
+    from kconform.fixtures.targets.kinds.apache import KIND
+
+    return KIND.name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,7 +124,7 @@ def readme_tables(baselines: Path, text: str) -> str:
 
     try:
         columns = load_columns(sorted(baselines.glob("*.json")))
-        for kind in SUMMARY_KINDS:
+        for kind in summary_kinds():
             text = replace_summary(text, kind, render_release_summary(columns, kind))
         text = replace_summary(text, "bugs", bug_figure(columns))
     except ValueError as exc:
@@ -123,11 +134,14 @@ def readme_tables(baselines: Path, text: str) -> str:
 
 def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, list[str]]]:
     """(subject, folder name, suites and flags) of each run one release gets."""
+    from kconform.fixtures.targets.registry import client_cases_target
+
+    target = f"{_apache()}:{release}"
     runs = [
         (
-            f"apache:{release}",
-            f"apache-{release}",
-            ["broker", "volumes", "fuzz", "--target", f"apache:{release}", "--brokers", "1"],
+            target,
+            target.replace(":", "-"),
+            ["broker", "volumes", "fuzz", "--target", target, "--brokers", "1"],
         )
     ]
     if clients:
@@ -135,21 +149,22 @@ def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, lis
             (
                 f"java:{release}",
                 f"java-{release}",
-                ["client", "--target", "reference", "--client", f"java:{release}"],
+                ["client", "--target", client_cases_target(), "--client", f"java:{release}"],
             )
         )
     if release == cluster:
         runs.append(
             (
-                f"apache:{release}",
-                f"apache-{release}-3brokers",
-                ["broker", "volumes", "--target", f"apache:{release}", "--brokers", "3"],
+                target,
+                target.replace(":", "-") + "-3brokers",
+                ["broker", "volumes", "--target", target, "--brokers", "3"],
             )
         )
     return runs  # fmt: skip
 
 
 def _run_releases(args: argparse.Namespace) -> int:
+    from kconform.fixtures.targets.registry import client_cases_target
     from kconform.reports.model import RunResults
     from kconform.runner import SUITES_DIR
 
@@ -164,7 +179,8 @@ def _run_releases(args: argparse.Namespace) -> int:
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
     worst = EXIT_OK
     runs = [r for release in releases for r in _runs(release, args.cluster, not args.no_clients)]
-    runs += [(c, c.replace(":", "-"), ["client", "--target", "reference", "--client", c])
+    host = client_cases_target()
+    runs += [(c, c.replace(":", "-"), ["client", "--target", host, "--client", c])
              for c in clients]  # fmt: skip
     for subject, name, spec in runs:
         folder = args.out / name

@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from kconform.runner import RunOptions, client_names
     from kconform.runner import run as run_suites
 
-    targets = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
-                              default="reference,librdkafka_mock")  # fmt: skip
+    targets = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink)
     clients = resolve_clients(args.client, args.client_timeout)
     check_cases(args.cases or "")
     check_keyword(args.k)

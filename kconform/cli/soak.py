@@ -104,6 +104,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def options_from(args: argparse.Namespace) -> Any:
     """SoakOptions from the flags; ValueError with a readable reason for bad ones."""
+    from kconform.fixtures.targets.registry import default_targets
     from kconform.soak.objectives import Thresholds
     from kconform.soak.options import SoakOptions
     from kconform.soak.schedule import parse_cadence, parse_duration
@@ -146,7 +147,7 @@ def options_from(args: argparse.Namespace) -> Any:
     )
     out = args.out or DEFAULT_OUT / time.strftime("soak-%Y%m%d-%H%M%S")
     return SoakOptions(
-        target=args.target or ("external" if args.bootstrap_server else "reference"),
+        target=args.target or default_targets(bootstrap=args.bootstrap_server, one=True),
         duration=duration,
         clients=args.clients,
         out=out,

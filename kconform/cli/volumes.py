@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, spark: Any = None) -> int:
 
     out = args.out or DEFAULT_OUT / time.strftime("volumes-%Y%m%d-%H%M%S")
     specs = resolve_targets(args.target, args.brokers, args.bootstrap_server, args.sink,
-                            default="reference")  # fmt: skip
+                            one=True)  # fmt: skip
     if len(specs) != 1:
         raise UsageError("volumes takes exactly one target")
     check_outputs({"--out": out})

@@ -1,15 +1,16 @@
 """`--coverage`: JaCoCo on the broker nodes and Java clients, dumped after every case (issue 32).
 
-The plugin's part: with `--coverage`, each target whose kind can carry a Java agent (the
-`apache` kind) gets JaCoCo's agent on its nodes before it starts (`fixtures/coverage`), and
-each Java client driver gets it on every JVM it starts (one per run: `client_agent`). The
-counters are dumped and reset at these moments, each dump into a file of its own under the
-coverage folder (`coverage/` beside the results unless `--kconform-coverage` says where):
-right after the target started (`startup`), when a case's setup begins (`between`: what the
-broker did on its own since the last case), and when its teardown ends (the case itself,
-its cleanups included). At the end of the session `jacococli report` turns all the dumps
-into the run's XML and each case's dumps into its own, and `coverage.json` keeps the chosen
-classes' counters, lines and which cases reached each line for the report (`reports/html`).
+The plugin's part: with `--coverage`, each target whose kind can carry a Java agent (its kind's
+`jvm_agent`, a `jvm_agent.AgentHost`) gets JaCoCo's agent on its nodes before it starts
+(`fixtures/coverage`), and each Java client driver gets it on every JVM it starts (one per run:
+`client_agent`). The counters are dumped and reset at these moments, each dump into a file of
+its own under the coverage folder (`coverage/` beside the results unless `--kconform-coverage`
+says where): right after the target started (`startup`), when a case's setup begins
+(`between`: what the broker did on its own since the last case), and when its teardown ends
+(the case itself, its cleanups included). At the end of the session `jacococli report` turns
+all the dumps into the run's XML and each case's dumps into its own, and `coverage.json` keeps
+the chosen classes' counters, lines and which cases reached each line for the report
+(`reports/html`).
 
 Without `--coverage` none of this runs: no agent, no dump, no folder.
 """
@@ -36,8 +37,8 @@ from kconform.fixtures.coverage.client_agent import ClientRunsAgent
 from kconform.fixtures.coverage.client_selection import CLIENT_CLASSES
 from kconform.fixtures.coverage.client_selection import SOURCE_ARTIFACTS as CLIENT_ARTIFACTS
 from kconform.fixtures.coverage.selection import BROKER_CLASSES, Chosen
-from kconform.fixtures.targets.apache import ApacheTarget
 from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.targets.jvm_agent import AgentHost
 from kconform.fixtures.targets.kafka_dist import cache_root
 from kconform.plugin.items import case_info, subject_label
 from kconform.reports.common import slug
@@ -88,7 +89,7 @@ class CoverageSession:
     def attach(self, label: str, target: BrokerTarget) -> None:
         """Before `target.start()`: its nodes will run the agent (TargetUnavailable-free:
         a kind without agents was refused at configure time)."""
-        if not isinstance(target, ApacheTarget):
+        if not isinstance(target, AgentHost):
             return
         agent = CoverageAgent(self._tools(), slug(label))
         target.jvm_agent = agent
@@ -209,11 +210,8 @@ class CoverageSession:
         return out
 
 
-def _broker_release(target: ApacheTarget) -> Release | None:
-    dist = target.distribution
-    if dist is None:
-        return None
-    return dist.version, [dist.libs / f"{a}-{dist.version}.jar" for a in jacoco.SOURCE_ARTIFACTS]
+def _broker_release(target: AgentHost) -> Release | None:
+    return target.release_jars(jacoco.SOURCE_ARTIFACTS)
 
 
 def _client_release(driver: Any) -> Release | None:

@@ -69,12 +69,13 @@ def client(request: pytest.FixtureRequest) -> Any:
 
 @pytest.fixture(scope="session")
 def client_target(request: pytest.FixtureRequest) -> BrokerTarget:
-    """The reference target client cases run against: its proxy records and injects."""
-    from kconform.fixtures.targets.registry import TargetSpec
+    """The target client cases run against (its kind's `hosts_client_cases`): its proxy
+    records and injects."""
+    from kconform.fixtures.targets.registry import TargetSpec, client_cases_target
 
     state: RunState = request.config.stash[STATE]
     brokers = request.config.getoption("--brokers") or DEFAULT_BROKERS
-    return state.target(TargetSpec("reference", brokers=brokers))
+    return state.target(TargetSpec(client_cases_target(), brokers=brokers))
 
 
 @pytest.fixture(scope="session")

@@ -205,9 +205,22 @@ def _targets_help() -> str:
 
 
 def _one_target_help() -> str:
-    from kconform.fixtures.targets.registry import targets_help
+    from kconform.fixtures.targets.registry import default_targets_help, targets_help
 
-    return f"one target: {targets_help()} (default: reference, or external with --bootstrap-server)"
+    return f"one target: {targets_help()} (default: {default_targets_help(one=True)})"
+
+
+def _run_targets_help() -> str:
+    from kconform.fixtures.targets.registry import default_targets_help
+
+    return f"{_targets_help()} (default: {default_targets_help()})"
+
+
+def _list_target_help() -> str:
+    from kconform.fixtures.targets.registry import embedded_kinds
+
+    return (f"broker cases whose needed capabilities this embedded target has "
+            f"({', '.join(embedded_kinds())}); the others are unsupported on it")  # fmt: skip
 
 
 def _brokers_help() -> str:
@@ -240,7 +253,7 @@ def _jobs_help(command: str) -> Callable[[], str]:
 
 RUNS = frozenset({"run", "certify"})
 ONE_TARGET = frozenset({"fuzz", "soak", "volumes"})
-TARGET_NAMES = "target names as `kconform targets` lists them (reference, apache:4.4.0, ...)"
+TARGET_NAMES = "target names as `kconform targets` lists them"
 CLIENT_NAMES = "client names as `kconform clients` lists them (kafka-python, java@4.4.0, ...)"
 CASE_NAMES = "case ids, prefixes, wildcards or rule ids, as `kconform list` shows them"
 REPORT_FOLDER = "report folder (default reports/out/<time>)"
@@ -250,12 +263,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--target",), _targets_help, frozenset({"run", "list", *ONE_TARGET}),
            {"type": names("--target", TARGET_NAMES), "default": None},
            per_command={c: {"help": _one_target_help} for c in ONE_TARGET}
-           | {"list": {"type": text("--target", "one embedded target: reference or "
-                                    "librdkafka_mock"),
-                       "help": "broker cases whose needed capabilities this embedded target has "
-                       "(reference, librdkafka_mock); the others are unsupported on it"}}
-           | {"run": {"help": lambda: _targets_help() + " (default: reference,librdkafka_mock, "
-                      "or external with --bootstrap-server)"}},
+           | {"list": {"type": text("--target", "one embedded target, as `kconform targets` "
+                                    "lists them"),
+                       "help": _list_target_help}}
+           | {"run": {"help": _run_targets_help}},
            pytest=True),
     Option(("--bootstrap-server",),
            "host:port[,host:port] of an existing cluster: the external target (with --target, "
@@ -308,7 +319,7 @@ OPTIONS: tuple[Option, ...] = (
                       "plugin build"}),
            {"type": Path, "default": None},
            per_command={"baseline": {"help": "the baseline file written, e.g. "
-                                     "baselines/librdkafka_mock.json"},
+                                     "baselines/<subject>.json"},
                         "matrix run": {"default": Path("build/matrix"),
                                        "help": "results folder (default build/matrix)"},
                         "matrix render": {"default": Path("docs"), "help": "folder of matrix.md "

@@ -14,7 +14,12 @@ from hypothesis import HealthCheck, settings
 
 from kconform.fixtures.clients.kind import ClientSpec
 from kconform.fixtures.clients.registry import parse_clients
-from kconform.fixtures.targets.registry import TargetSpec, UnknownTarget, parse_targets
+from kconform.fixtures.targets.registry import (
+    TargetSpec,
+    UnknownTarget,
+    default_targets,
+    parse_targets,
+)
 from kconform.plugin.option_table import add_pytest_options
 
 __all__ = [
@@ -96,7 +101,7 @@ def target_specs(config: pytest.Config) -> list[TargetSpec]:
     parsed once per run (the first call), then the same values for every test module."""
     if TARGET_SPECS not in config.stash:
         bootstrap = config.getoption("--bootstrap-server")
-        text = config.getoption("--target") or ("" if bootstrap else "reference")
+        text = config.getoption("--target") or default_targets(bootstrap=bootstrap, one=True)
         try:
             config.stash[TARGET_SPECS] = parse_targets(
                 text,

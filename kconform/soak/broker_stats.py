@@ -77,30 +77,26 @@ class BrokerStats:
         self.target = target
         endpoints = sink_endpoints(target, every_node=False).values()
         self.sinks = [SinkClient(host, port) for host, port in endpoints]
-        if source == "in_process":
-            self.kind = "reference"
-        elif source == "local_jvms":
-            self.kind = "apache"
-        else:
-            self.kind = "external" if self.sinks else "none"
+        # what is read: the declared source, or nothing for a plugin-less target
+        self.source: SoakStats | None = source if source != "sink_plugin" or self.sinks else None
         self.memory_source = {
-            "reference": "resident memory of the process hosting the reference (and the soak)",
-            "apache": "resident memory of each broker JVM, summed",
-            "external": "JVM heap in use of each broker, summed (the sink plugin's reading)",
-            "none": "not readable on this target",
-        }[self.kind]
+            "in_process": "resident memory of the process hosting the reference (and the soak)",
+            "local_jvms": "resident memory of each broker JVM, summed",
+            "sink_plugin": "JVM heap in use of each broker, summed (the sink plugin's reading)",
+            None: "not readable on this target",
+        }[self.source]
 
     @property
     def readable(self) -> bool:
-        return self.kind != "none"
+        return self.source is not None
 
     def read(self) -> dict[str, Any]:
         try:
-            if self.kind == "reference":
-                return self._reference()
-            if self.kind == "apache":
-                return self._apache()
-            if self.kind == "external":
+            if self.source == "in_process":
+                return self._in_process()
+            if self.source == "local_jvms":
+                return self._local_jvms()
+            if self.source == "sink_plugin":
                 gauges = self._gauges()
                 return {**gauges, "memory_bytes": gauges["heap_floor_bytes"]}
         except Exception as exc:  # a stopped or restarting target: no reading this time
@@ -112,7 +108,7 @@ class BrokerStats:
             }
         return {"memory_bytes": None, "connections": None, "cached_instances": None}
 
-    def _reference(self) -> dict[str, Any]:
+    def _in_process(self) -> dict[str, Any]:
         target: Any = self.target
         return {
             "memory_bytes": rss_bytes(os.getpid()),
@@ -120,7 +116,7 @@ class BrokerStats:
             "cached_instances": sum(target.instance_counts().values()),
         }
 
-    def _apache(self) -> dict[str, Any]:
+    def _local_jvms(self) -> dict[str, Any]:
         target: Any = self.target
         memory = 0
         readable = False

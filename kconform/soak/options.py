@@ -12,6 +12,7 @@ from typing import Any
 
 from kconform.fixtures.targets.base import BrokerTarget, Capability
 from kconform.fixtures.targets.kind import TargetKind
+from kconform.fixtures.targets.registry import default_targets
 from kconform.soak.delivery import DeliveryMatcher
 from kconform.soak.ledger import Ledger
 from kconform.soak.objectives import Thresholds
@@ -21,7 +22,7 @@ from kconform.soak.schedule import Step
 
 @dataclass
 class SoakOptions:
-    target: str = "reference"
+    target: str = field(default_factory=lambda: default_targets(one=True))
     duration: float = 60.0
     clients: int = 200
     out: Path = Path("reports/out/soak")

@@ -24,6 +24,7 @@ from kconform.engine.fuzz.mutations import changes_state, malformed
 from kconform.fixtures.coverage import wire
 from kconform.fixtures.coverage.agent import CoverageAgent
 from kconform.fixtures.coverage.jacoco import JacocoTools
+from kconform.fixtures.targets.registry import jvm_agent_targets
 from kconform.fixtures.wirelog import WireLog
 from tests.coverage.test_wire import class_block, session_block
 
@@ -233,5 +234,5 @@ def test_guidance_needs_one_apache_target(
 
     assert main(["fuzz", "--target", spec, flag, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert f"{flag} needs one apache:<version> target" in err
+    assert f"{flag} needs one {jvm_agent_targets()} target" in err
     assert not (tmp_path / "out").exists()

@@ -350,12 +350,20 @@ def fuzz_cases(request: pytest.FixtureRequest) -> tuple[int, int]:
 
 
 def fresh_instance(target: BrokerTarget) -> BrokerTarget | None:
-    """A new, unstarted, one-broker instance of `target`'s implementation, where possible."""
-    from kconform.fixtures.targets.librdkafka_mock import LibrdkafkaMockTarget
-    from kconform.fixtures.targets.reference import ReferenceTarget
+    """A new, unstarted, one-broker instance of `target`'s implementation, where its kind
+    declares that cheap (`fuzz_respawns`); its name is its target entry, variant included."""
+    from kconform.fixtures.targets.registry import (
+        UnknownTarget,
+        create_target,
+        find_kind,
+        parse_targets,
+    )
 
-    if isinstance(target, ReferenceTarget):
-        return ReferenceTarget(brokers=1, mutants=target.mutants)
-    if isinstance(target, LibrdkafkaMockTarget):
-        return LibrdkafkaMockTarget(brokers=1)
-    return None
+    kind = find_kind(target.name)
+    if kind is None or not kind.fuzz_respawns:
+        return None
+    try:
+        (spec,) = parse_targets(target.name, brokers=1)
+    except UnknownTarget:
+        return None
+    return create_target(spec)
