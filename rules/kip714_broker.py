@@ -53,6 +53,13 @@ GET = (
          "An empty list means no metrics subscribed.",
          "A client no subscription matches gets NONE, empty RequestedMetrics and the default "
          "PushIntervalMs 300000.", behaviour="C.2"),
+    Rule("kip714.get.subscription.applied", Level.MUST, "KIP-714", "Metrics subscription",
+         "Metrics subscriptions are configured through the standard Kafka Admin API "
+         "configuration interface with the new config resource type CLIENT_METRICS",
+         "A CLIENT_METRICS subscription the broker accepted reaches the Gets of the clients it "
+         "matches (within SUBSCRIPTION_VISIBLE_TIMEOUT, 15 s): RequestedMetrics names its "
+         "metrics. A broker whose answers never change serves no subscription at all; the cases "
+         "that need one are then not-applicable.", behaviour="C.2"),
     Rule("kip714.get.metrics.all", Level.MUST, "KIP-714", "Client metrics configuration",
          'A list containing just "*" means all metrics subscribed.',
          'When a matching subscription asks for "*", RequestedMetrics is exactly ["*"].',

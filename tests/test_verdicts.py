@@ -48,6 +48,33 @@ def test_a_deviation_seen_before_an_unmet_precondition_still_fails() -> None:
         check.precondition("x", 1, 2)
 
 
+def test_an_unmet_precondition_says_why_however_it_was_raised() -> None:
+    def outcome(case: object) -> tuple[Verdict, str, str]:
+        check = Check(MUST_CASE, None)
+        item = SimpleNamespace(stash=pytest.Stash())
+        item.stash[CHECK] = check
+        call = pytest.CallInfo.from_call(case, when="call", reraise=None)  # type: ignore[arg-type]
+        verdict, message = verdicts._call_verdict(item, MUST_CASE, call)  # type: ignore[arg-type]
+        return verdict, message, "; ".join(check.notes)
+
+    def direct() -> None:  # a helper shared by many cases raises it with the reason
+        raise PreconditionUnmet("the broker never applies subscriptions", needs="kip714.x")
+
+    verdict, message, notes = outcome(direct)
+    assert verdict is Verdict.NOT_APPLICABLE and "never applies" in message and not notes
+
+    def noted() -> None:  # check.precondition notes it; the message would only repeat it
+        raise PreconditionUnmet("x")
+
+    check = Check(MUST_CASE, None)
+    with pytest.raises(PreconditionUnmet):
+        check.precondition("a", 1, 2)
+    item = SimpleNamespace(stash=pytest.Stash())
+    item.stash[CHECK] = check
+    call = pytest.CallInfo.from_call(noted, when="call", reraise=None)
+    assert verdicts._call_verdict(item, MUST_CASE, call) == (Verdict.NOT_APPLICABLE, "")  # type: ignore[arg-type]
+
+
 def test_a_value_the_harness_guarantees_but_lacks_is_an_error_never_a_fail() -> None:
     """A bare `assert x is not None` in a suite would be a `fail` of the subject."""
     check = Check(MUST_CASE, None)

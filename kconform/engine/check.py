@@ -26,6 +26,7 @@ from kconform.fixtures.targets.base import BrokerTarget
 from kconform.fixtures.wirelog import WireEntry, WireLog
 
 _unique = itertools.count(1)
+PRECONDITION_NOTE = "precondition not met"  # how `precondition` notes what was not met
 
 
 T = TypeVar("T")
@@ -84,7 +85,7 @@ class Check:
         its failure elsewhere explains this one."""
         passed = bool(observed == expected) if ok is None else bool(ok)
         if not passed:
-            self.note(f"precondition not met: {what}: expected {expected!r}, observed {observed!r}")
+            self.note(f"{PRECONDITION_NOTE}: {what}: expected {expected!r}, observed {observed!r}")
             self.needs = needs
             raise PreconditionUnmet(f"{what}: expected {expected!r}, observed {observed!r}",
                                     needs=needs)  # fmt: skip

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeAlias
 
 import pytest
 
-from kconform.engine.check import Check
+from kconform.engine.check import PRECONDITION_NOTE, Check
 from kconform.engine.model import CaseInfo, Level, Verdict, verdict_for
 from kconform.engine.results import CaseResult
 from kconform.errors import HarnessError, PreconditionUnmet, SubjectViolation, Unsupported
@@ -102,7 +102,9 @@ def _call_verdict(
             check.needs = error.needs
         if check is not None and check.violated:  # a deviation seen before it still counts
             return verdict_for(info.level, violated=True), ""
-        return Verdict.NOT_APPLICABLE, ""  # the note the check recorded says what was not met
+        noted = check is not None and any(n.startswith(PRECONDITION_NOTE) for n in check.notes)
+        # check.precondition noted what was not met; raised directly, the exception says it
+        return Verdict.NOT_APPLICABLE, "" if noted else str(error)
     if isinstance(error, SubjectViolation | AssertionError):
         return verdict_for(info.level, violated=True), str(error)
     if isinstance(error, pytest.skip.Exception):

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
@@ -28,7 +29,7 @@ from kconform.codecs.subscription import kafka_uuid_str
 from kconform.codecs.wire import ZERO_UUID
 from kconform.engine.check import Check, present
 from kconform.engine.payloads import payload as payload  # re-exported for the cases
-from kconform.errors import Inconclusive
+from kconform.errors import Inconclusive, PreconditionUnmet
 from kconform.fixtures.connection import KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget, Capability, SinkRecord, Subscription
 
@@ -84,7 +85,7 @@ async def subscribe(
     return client_id
 
 
-async def _put(check: Check, subscription: Subscription) -> None:
+async def put_subscription(check: Check, subscription: Subscription) -> None:
     """Create (or replace) a subscription, deleted when the case ends."""
     target = present(check.target, "a broker case's target")
     await asyncio.to_thread(target.set_subscription, subscription)
@@ -92,6 +93,37 @@ async def _put(check: Check, subscription: Subscription) -> None:
 
 
 MARKER_METRIC = "kconform.settled."
+
+
+APPLIED_RULE = "kip714.get.subscription.applied"
+"""The rule a broker that accepts CLIENT_METRICS subscriptions but never serves them breaks."""
+
+_NEVER_APPLIED: weakref.WeakKeyDictionary[BrokerTarget, str] = weakref.WeakKeyDictionary()
+"""Per target: the evidence that it never applied a subscription it accepted (judged once)."""
+_APPLIED_ONCE: weakref.WeakSet[BrokerTarget] = weakref.WeakSet()
+"""Targets that have applied a subscription change at least once."""
+
+
+def never_applied(target: BrokerTarget) -> str | None:
+    """The evidence that `target` never applies the subscriptions it accepts, once a case saw it."""
+    return _NEVER_APPLIED.get(target)
+
+
+def record_never_applied(target: BrokerTarget, evidence: str) -> bool:
+    """Remember that `target` never applied a subscription it accepted, unless it applied one
+    before (then a miss is a stall, not its nature); whether it was recorded."""
+    if target in _APPLIED_ONCE:
+        return False
+    _NEVER_APPLIED[target] = evidence
+    return True
+
+
+def _without_subscriptions(evidence: str) -> PreconditionUnmet:
+    return PreconditionUnmet(
+        f"the broker accepts CLIENT_METRICS subscriptions but never applies them ({evidence}); "
+        f"judged by {APPLIED_RULE}",
+        needs=APPLIED_RULE,
+    )
 
 
 async def settled(check: Check) -> float:
@@ -102,13 +134,19 @@ async def settled(check: Check) -> float:
     a probe client id of its own and waits until Gets for that id show it on every broker: what
     came before it has landed too. The wait assumes nothing about the semantics under test
     (interval minimum, metric union), which a mutant may break. Null ids on a connection of its
-    own, kept out of the case's wire log, are never throttled; Inconclusive if a broker never
-    applies the marker.
+    own, kept out of the case's wire log, are never throttled.
+
+    A target that has never shown a change it accepted is taken not to apply subscriptions:
+    this case and every later one that needs a subscription is `not-applicable` (at once, the
+    evidence remembered per target; `APPLIED_RULE`'s case judges it). A target that applied
+    changes before and misses one now leaves the case Inconclusive, as a stall would.
     """
     started = time.monotonic()
     target = present(check.target, "a broker case's target")
+    if (evidence := _NEVER_APPLIED.get(target)) is not None:
+        raise _without_subscriptions(evidence)
     probe_id, name = check.fresh("settle"), check.fresh("settle-sub")
-    await _put(
+    await put_subscription(
         check, Subscription(name, (MARKER_METRIC,), SHORT_INTERVAL_MS, {"client_id": probe_id})
     )
     for address in target.brokers:
@@ -122,11 +160,15 @@ async def settled(check: Check) -> float:
         finally:
             await conn.close()
         if MARKER_METRIC not in response.requested_metrics:
-            raise Inconclusive(
+            evidence = (
                 f"a subscription change not visible on broker {address.node_id} after "
                 f"{SUBSCRIPTION_VISIBLE_TIMEOUT:.0f}s (last answer: "
                 f"{error_name(response.error_code)}, metrics {list(response.requested_metrics)})"
             )
+            if not record_never_applied(target, evidence):
+                raise Inconclusive(evidence)
+            raise _without_subscriptions(evidence)
+    _APPLIED_ONCE.add(target)
     waited = time.monotonic() - started
     if waited > 0.5:
         check.note(f"subscription changes visible to Gets after {waited * 1000:.0f} ms")
@@ -244,7 +286,7 @@ async def add_subscription(
     """One more subscription (any match map; a fresh name unless given), deleted when the case
     ends; returns its name once every broker has the change (`settled`)."""
     name = name or check.unique("sub") + f"-{uuid.uuid4().hex[:4]}"
-    await _put(check, Subscription(name, metrics, interval_ms, dict(match)))
+    await put_subscription(check, Subscription(name, metrics, interval_ms, dict(match)))
     await settled(check)
     return name
 

@@ -9,19 +9,25 @@ on an attribute only its own connection has) and uses its own client instance id
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from kconform.codecs.wire import ZERO_UUID
 from kconform.engine.check import Check
 from kconform.engine.model import Level, case
-from kconform.fixtures.targets.base import BrokerTarget, Capability
+from kconform.fixtures.targets.base import BrokerTarget, Capability, Subscription
 from kconform.suites.broker.helpers import (
+    APPLIED_RULE,
     INTERVAL_MS,
     NONE,
+    SUBSCRIPTION_VISIBLE_TIMEOUT,
     TELEMETRY_ADMIN,
     add_subscription,
     err,
+    eventually,
     get,
     get_after_change,
+    put_subscription,
+    record_never_applied,
     subscribe,
 )
 
@@ -52,6 +58,44 @@ async def test_no_subscription(target: BrokerTarget, check: Check) -> None:
     check.expect("RequestedMetrics", [], list(response.requested_metrics))
     check.expect("PushIntervalMs", DEFAULT_INTERVAL_MS, response.push_interval_ms)
     check.expect("a ClientInstanceId is assigned", True, response.client_instance_id != ZERO_UUID)
+
+
+@case(
+    "kip714.subscriptions.applied",
+    rules=[APPLIED_RULE],
+    title="A subscription the broker accepted reaches the Gets of the client it matches",
+    spec=(
+        "KIP-714 'Metrics subscription': subscriptions are configured as CLIENT_METRICS "
+        "resources through the Admin API; the matching ones are compiled into RequestedMetrics"
+    ),
+    level=Level.MUST,
+    requires=TELEMETRY_ADMIN,
+)
+async def test_subscription_applied(target: BrokerTarget, check: Check) -> None:
+    client_id, metric = check.unique("client"), "org.apache.kafka.kconform.applied."
+    match = {"client_id": client_id}
+    await put_subscription(check, Subscription(check.fresh("sub"), (metric,), INTERVAL_MS, match))
+    missing = []
+    for index, address in enumerate(target.brokers):
+        conn = await check.connect(index, client_id=client_id)
+        response = await eventually(
+            functools.partial(get, conn),
+            lambda r: metric in r.requested_metrics,
+            timeout=SUBSCRIPTION_VISIBLE_TIMEOUT,
+        )
+        seen = list(response.requested_metrics)
+        check.expect(
+            f"RequestedMetrics on broker {address.node_id} within "
+            f"{SUBSCRIPTION_VISIBLE_TIMEOUT:.0f}s of the accepted subscription",
+            [metric], seen,
+        )  # fmt: skip
+        if metric not in seen:
+            missing.append(f"broker {address.node_id}: {err(response.error_code)}, metrics {seen}")
+    if missing and len(missing) == len(target.brokers):
+        record_never_applied(
+            target, f"a subscription accepted but never in a Get after "
+            f"{SUBSCRIPTION_VISIBLE_TIMEOUT:.0f}s ({'; '.join(missing)})",
+        )  # fmt: skip
 
 
 @case(

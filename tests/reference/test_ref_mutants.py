@@ -240,6 +240,9 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "unknown_instance_push_rejected": (unknown_instance, 0),
     "throttled_get_fields_filled": (throttled_get_is_bare, (89, True, 0)),
     "cache_expiry_ignores_interval": (alive_at_60s, 1),
+    "subscriptions_never_applied": (
+        requested({"s": {"metrics": "org.a.", "interval.ms": "1000", "match": "client_id=a"}}, "a"),
+        (["org.a."], 1000)),
     "match_not_anchored": (requested({"s": {"metrics": "*", "match": "client_id=app"}}, "my-app-1"),
                            ([], 300000)),
     "match_absent_selects_none": (requested({"s": {"metrics": "org.a.", "interval.ms": "1000"}}),
