@@ -26,6 +26,7 @@ __all__ = [
     "build",
     "load_columns",
     "render_html",
+    "render_implementations",
     "render_markdown",
     "render_release_summary",
     "replace_summary",
@@ -307,6 +308,36 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
                f"{sum(1 for t in same.values() if t == 'pass')} cases pass"
                + "".join(f"; {v}: " + ", ".join(_prefix_groups(sorted(i), ids))
                          for v, i in sorted(verdicts.items())) + ".")  # fmt: skip
+    return "\n".join(out)
+
+
+def render_implementations(columns: Sequence[Column], newest_of: str, others: Sequence[str]) -> str:
+    """The README's brokers table: the newest 1-node release of `newest_of` (Apache) and each
+    baseline of the `others` kinds (registry brokers: kfake, ...), their verdict counts side by
+    side, then what fails on each where that release passes. Measured, as every table is."""
+    releases = [c for c in columns if not c.variant and c.subject.startswith(f"{newest_of}:")]
+    foreign = [c for c in columns if not c.variant and re.split(r"[:@]", c.subject)[0] in others]
+    if not foreign:
+        return "(no baseline of another implementation yet)"
+    cols = [*releases[-1:], *foreign]
+    kinds = ["pass", "fail", "non-strict", "informational", "not-applicable", "unsupported"]
+    out = [f"| broker | {' | '.join(SHORT[k] for k in kinds)} | cases |",
+           "|---|" + "---|" * (len(kinds) + 1)]  # fmt: skip
+    for column in cols:
+        firsts = [baseline_verdicts(v)[0] for v in column.verdicts.values()]
+        counts = " | ".join(str(firsts.count(k)) for k in kinds)
+        out.append(f"| `{column.subject}` | {counts} | {len(firsts)} |")
+    out.append("")
+    reference = cols[0].verdicts if releases else {}
+    for column in foreign:
+        fails = sorted(
+            i for i, v in column.verdicts.items()
+            if "fail" in baseline_verdicts(v)
+            and "fail" not in baseline_verdicts(reference.get(i, ""))
+        )  # fmt: skip
+        where = f" where `{cols[0].subject}` does not" if releases else ""
+        out.append(f"- `{column.subject}` fails{where}: "
+                   + (", ".join(f"`{i}`" for i in fails) or "none") + ".")  # fmt: skip
     return "\n".join(out)
 
 

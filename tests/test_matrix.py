@@ -62,6 +62,25 @@ def test_the_release_table_merges_agreeing_releases_and_lists_constant_verdicts(
     assert merged[0] == "| case | 3.7.0 | 3.8.0 … 3.9.0 (2) |"
 
 
+def test_the_implementations_table_sets_other_brokers_beside_the_newest_release(
+    tmp_path: Path,
+) -> None:
+    from kconform.reports.matrix import render_implementations
+
+    bodies = {"apache-3.7.0": ("apache:3.7.0", {"a.x": "fail", "b.y": "pass"}),
+              "apache-4.4.0": ("apache:4.4.0", {"a.x": "fail", "b.y": "pass", "c.z": "pass"}),
+              "other@v1": ("other@v1",
+                           {"a.x": "fail", "b.y": "fail|pass", "c.z": "unsupported"})}  # fmt: skip
+    paths = [_baseline(tmp_path, f"{name}.json", {"subject": subject, "verdicts": verdicts,
+                       "why": {}}) for name, (subject, verdicts) in bodies.items()]  # fmt: skip
+    table = render_implementations(load_columns(paths), "apache", ["other"]).splitlines()
+    assert table[0].startswith("| broker | pass | FAIL |")
+    assert table[2] == "| `apache:4.4.0` | 2 | 1 | 0 | 0 | 0 | 0 | 3 |"  # the newest only
+    assert table[3] == "| `other@v1` | 0 | 2 | 0 | 0 | 0 | 1 | 3 |"
+    assert table[-1] == "- `other@v1` fails where `apache:4.4.0` does not: `b.y`."
+    assert "no baseline" in render_implementations(load_columns(paths), "apache", ["none"])
+
+
 @pytest.mark.parametrize("path", BASELINES, ids=[p.name for p in BASELINES])
 def test_every_deviation_in_a_baseline_has_its_why(path: Path) -> None:
     baseline = read_baseline(path)

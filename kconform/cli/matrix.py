@@ -119,13 +119,23 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
 
 def readme_tables(baselines: Path, text: str) -> str:
     """`text` (the README) with its release tables rendered from the baselines again."""
+    from kconform.fixtures.targets.registry import target_kinds
     from kconform.reports.bugs import bug_figure
-    from kconform.reports.matrix import load_columns, render_release_summary, replace_summary
+    from kconform.reports.matrix import (
+        load_columns,
+        render_implementations,
+        render_release_summary,
+        replace_summary,
+    )
 
     try:
         columns = load_columns(sorted(baselines.glob("*.json")))
         for kind in summary_kinds():
             text = replace_summary(text, kind, render_release_summary(columns, kind))
+        others = [k.name for k in target_kinds() if k.registry_broker]
+        text = replace_summary(
+            text, "implementations", render_implementations(columns, _apache(), others)
+        )
         text = replace_summary(text, "bugs", bug_figure(columns))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
