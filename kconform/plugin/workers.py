@@ -51,9 +51,10 @@ def default_run_jobs(targets: str, clients: str, *, whole: bool) -> int:
     workers each importing and collecting the suites turned a 1.4 s run into 6.6 s. Embedded
     kinds (`TargetKind.embedded`) start in a second per worker; a real broker per worker (a JVM,
     a container) is not that cheap."""
+    from kconform.fixtures.targets.kind import split_entry
     from kconform.fixtures.targets.registry import embedded_kinds
 
-    kinds = {name.strip().partition(":")[0] for name in targets.split(",") if name.strip()}
+    kinds = {split_entry(name.strip())[0] for name in targets.split(",") if name.strip()}
     if not whole or not kinds or not kinds <= set(embedded_kinds()):
         return 1
     return default_jobs(clients)
