@@ -80,6 +80,9 @@ async def test_all_versions_decode(target: BrokerTarget, check: Check) -> None:
                 f"v{version} response decodes", "a v{version} body", f"undecodable: {exc}", False
             )
             continue
+        except ConnectionClosed as exc:  # every version gets an answer (the fallback above max)
+            check.expect(f"v{version} answered", "a response", f"connection closed ({exc})", False)
+            continue
         body = response.body
         if version > own.max_version:  # judged by what the broker advertises, not its release
             check.expect(f"v{version} (above max v{own.max_version}) read at v0", 0,
