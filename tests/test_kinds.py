@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,9 +68,8 @@ def test_the_help_texts_list_the_toy_kinds(capsys: pytest.CaptureFixture[str]) -
     for command in ("run", "certify"):
         assert "toy-client" in _help(capsys, command), command
     run_help = _help(capsys, "run")
-    assert "on reference and librdkafka_mock and " in run_help  # -j's default: embedded kinds
-    assert " and toy_broker with" in run_help
-    assert "apache, kraft, toy_broker)" in run_help  # --brokers' default: 1 for these
+    assert re.search(r"on reference and librdkafka_mock and (\S+ and )*toy_broker with", run_help)
+    assert re.search(r"1 for apache, kraft, (\S+, )*toy_broker\)", run_help)  # --brokers' default
 
 
 def test_without_the_variable_the_toys_are_unknown(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,7 +97,7 @@ def test_the_toys_parse_create_and_schedule_like_their_declarations(
     assert spec.brokers == 1  # its default_brokers
     with pytest.raises(UnknownTarget, match="takes no ':variant'"):
         parse_targets("toy_broker:x")
-    with pytest.raises(UnknownTarget, match=r"known: .*kraft, toy_broker"):
+    with pytest.raises(UnknownTarget, match=r"known: .*kraft, .*toy_broker"):
         parse_targets("nope")
     assert create_target(spec).name == "toy_broker"
     driver = create_driver(parse_clients("toy-client")[0])
