@@ -185,9 +185,13 @@ MATRIX_CLIENTS ?= confluent-kafka@2.5.0 confluent-kafka@2.5.3 confluent-kafka@2.
   franz-go@v1.22.3 sarama@v1.46.1 sarama@v1.46.2 sarama@v1.46.3 sarama@v1.47.0 sarama@v1.61.1 \
   kafkajs@1.16.0 kafkajs@2.2.4 platformatic-kafka@1.11.0 platformatic-kafka@1.35.0 \
   platformatic-kafka@2.12.1 aiokafka@0.11.0 aiokafka@0.14.0 kafka-go@v0.4.51
+# Other implementations of the broker side, at the version each kind's committed lock pins
+# (`kconform targets` lists them; tansu's first build takes about 46 minutes on 2 cores)
+MATRIX_TARGETS ?= kfake@v0.0.0-20260918054303-01f206a7e32c tansu@0.6.0
 matrix: $(STAMP)
 	KCONFORM_KAFKA_DISTS= SPARK_LOCAL_IP=127.0.0.1 $(BIN)/kconform matrix run --write-baselines \
 	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER) \
+	  --targets $(subst $(space),$(comma),$(strip $(MATRIX_TARGETS))) \
 	  --clients $(subst $(space),$(comma),$(strip $(MATRIX_CLIENTS)))
 	$(BIN)/kconform matrix render
 	KCONFORM_WALKTHROUGHS=all $(BIN)/python -m pytest -p no:cacheprovider tests/docs/test_walkthroughs.py

@@ -158,3 +158,22 @@ def test_matrix_writes_under_the_current_folder_never_into_the_package(
     assert written.verdicts == {"kip511.client.software_identity": "pass"}
     assert written.bundles == {"librdkafka": "2.5.0"}  # what the run's subject said it bundled
     assert sorted(p.name for p in locations.baselines().iterdir()) == packaged
+
+
+def test_make_matrix_judges_every_registry_broker_at_its_pin() -> None:
+    """Issue 42: the other implementations get matrix rows, at the version each lock pins."""
+    import re
+
+    from kconform.fixtures.targets.registry import parse_targets, target_kinds
+
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    match = re.search(r"^MATRIX_TARGETS\s*\?=(.*)$", text, re.MULTILINE)
+    assert match is not None and "--targets $(subst" in text
+    listed = match.group(1).split()
+    pinned = [row[0] for k in target_kinds() if k.registry_broker for row in k.availability()]
+    assert sorted(listed) == sorted(pinned) and listed
+    assert [t.label for t in parse_targets(",".join(listed), brokers=1)] == listed
+    from kconform.cli import main
+
+    assert main(["matrix", "run", "--targets", "nosuch@1", "--out", str(ROOT / "nowhere")]) == 2
+    assert not (ROOT / "nowhere").exists()

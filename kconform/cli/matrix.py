@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--clients", default="",
                      help="client drivers certified against the reference, comma separated "
                      "(kind@version, as --client takes them)")  # fmt: skip
+    run.add_argument("--targets", default="",
+                     help="other broker targets judged as each release is (broker, volumes and "
+                     "fuzz suites, 1 node), comma separated: the registry brokers "
+                     "`kconform targets` lists, e.g.")  # fmt: skip
     run.add_argument("--cluster", default="", help="the release also run on 3 nodes")
     run.add_argument("--no-clients", action="store_true", help="skip the Java clients' suites")
     from kconform.plugin.option_table import add_options
@@ -174,14 +178,15 @@ def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, lis
 
 
 def _run_releases(args: argparse.Namespace) -> int:
-    from kconform.fixtures.targets.registry import client_cases_target
+    from kconform.fixtures.targets.registry import client_cases_target, parse_targets
     from kconform.reports.model import RunResults
     from kconform.runner import SUITES_DIR
 
     releases = [r.strip() for r in args.releases.split(",") if r.strip()]
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    if not releases and not clients:
-        raise UsageError("name what to run: --releases, --clients or both")
+    targets = [t.label for t in parse_targets(args.targets, brokers=1)] if args.targets else []
+    if not releases and not clients and not targets:
+        raise UsageError("name what to run: --releases, --clients, --targets or several")
     if args.write_baselines:
         check_outputs({"--baselines": args.baselines})
     for release in [*releases, *([args.cluster] if args.cluster else [])]:
@@ -189,6 +194,8 @@ def _run_releases(args: argparse.Namespace) -> int:
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
     worst = EXIT_OK
     runs = [r for release in releases for r in _runs(release, args.cluster, not args.no_clients)]
+    runs += [(t, t.replace(":", "-"), ["broker", "volumes", "fuzz", "--target", t,
+              "--brokers", "1"]) for t in targets]  # fmt: skip
     host = client_cases_target()
     runs += [(c, c.replace(":", "-"), ["client", "--target", host, "--client", c])
              for c in clients]  # fmt: skip
