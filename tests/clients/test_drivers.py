@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from kconform.fixtures.clients import Scenario, create_driver, parse_clients
-from kconform.fixtures.clients.contract import command_line, parse_command_line, parse_event
+from kconform.fixtures.clients.contract import (
+    command_line,
+    like_default,
+    parse_command_line,
+    parse_event,
+)
 from kconform.fixtures.clients.java import CLASSPATH_ENV, SOURCE
 from kconform.fixtures.targets.base import Capability
 from kconform.runner import client_names, default_baselines
@@ -48,6 +53,19 @@ def test_events_are_json_lines_with_event_and_time() -> None:
         "delivered", 12.5, {"offset": 3})  # fmt: skip
     assert parse_event("%7|librdkafka log line") is None
     assert parse_event('{"no": "event"}') is None
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "converted"),
+    [("true", False, True), ("0", True, False), ("5", 1, 5), ("0.5", 1.0, 0.5), ("x", None, "x"),
+     ("snappy", "none", "snappy")],
+)  # fmt: skip
+def test_python_drivers_type_a_config_value_as_its_default(
+    value: str, default: object, converted: object
+) -> None:
+    """A bool default is tested before int (bool is an int): 'true' must not become int('true')."""
+    assert like_default(value, default) == converted
+    assert type(like_default(value, default)) is type(converted)
 
 
 def test_client_names() -> None:
