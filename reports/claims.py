@@ -49,13 +49,24 @@ def sent_keys(result: CaseResult) -> set[int]:
 
 
 def _had_the_chance(result: CaseResult) -> bool:
-    """An ApiVersions request of the client was answered without error in this case."""
-    return any(
-        e.get("api_key") == API_VERSIONS
-        and e.get("direction") != "client->broker"
-        and "ErrorCode=0" in str(e.get("summary", ""))
-        for e in result.wire_log
-    )
+    """An ApiVersions request of the client was answered without error in this case: the last
+    answer logged for a request (what the client got, after any rewrite) has ErrorCode 0."""
+    answers: dict[tuple[object, object], int | None] = {}
+    for entry in result.wire_log:
+        if entry.get("api_key") == API_VERSIONS and entry.get("direction") != "client->broker":
+            key = (entry.get("connection"), entry.get("correlation_id"))
+            answers[key] = answer_error_code(str(entry.get("raw", "")))
+    return 0 in answers.values()
+
+
+def answer_error_code(raw_hex: str) -> int | None:
+    """The ErrorCode of a logged ApiVersions answer (its raw bytes start with the correlation
+    id, then the int16 ErrorCode in every version); None when nothing was answered."""
+    try:
+        raw = bytes.fromhex(raw_hex)
+    except ValueError:
+        return None
+    return int.from_bytes(raw[4:6], "big", signed=True) if len(raw) >= 6 else None
 
 
 def contradictions(results: RunResults, subject: str) -> list[Contradiction]:

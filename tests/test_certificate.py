@@ -24,11 +24,17 @@ DRIVER = "command:/home/me/kafka-go-driver/main"
 IDENTITY = "segmentio/kafka-go v0.4.47"
 SOFTWARE_IDENTITY = "kip511.client.software_identity"
 V3 = "precondition not met: ApiVersions v3+ requests of the client: expected '>= 1', observed '0'"
-HELLO = {
-    "direction": "proxy->client",
+HELLO = {  # an ApiVersions answer as the wire log keeps it: correlation id 7, ErrorCode 0
+    "connection": "c1",
+    "correlation_id": 7,
+    "direction": "broker->client",
     "api_key": 18,
-    "summary": "ApiVersionsResponse v0 {ErrorCode=0}",
+    "summary": "ApiVersionsResponse v3 {ErrorCode=0 ...}",
+    "raw": "00000007" + "0000" + "00",
 }
+# The proxy's rewrite of that answer (an injected UNSUPPORTED_VERSION): what the client got.
+REWRITTEN = {**HELLO, "direction": "proxy->client", "raw": "00000007" + "0023" + "00",
+             "summary": "ApiVersionsResponse v0 {ErrorCode=35}"}  # fmt: skip
 
 
 def _r(case_id: str, verdict: str, level: str = "MUST", **fields: Any) -> CaseResult:
@@ -155,6 +161,15 @@ def test_claims_of_telemetry_never_used_are_reported() -> None:
     assert cert.headline == "CONFORMS"  # the KIP-714 cases judge what it failed to do
     quiet[0].api_keys = [18, 71]
     assert not certify(_run(*quiet, telemetry=True))[0].contradictions
+
+
+def test_an_api_versions_answer_rewritten_to_an_error_gave_no_chance() -> None:
+    """The client got the last answer logged for its request: an error there is no chance to
+    send telemetry, whatever the broker's own answer said."""
+    refused = [_r(f"a.{i}", "pass", api_keys=[18], wire_log=[HELLO, REWRITTEN]) for i in range(3)]
+    assert not certify(_run(*refused, telemetry=True))[0].contradictions
+    closed = {**HELLO, "direction": "proxy->client", "raw": ""}  # closed instead of answered
+    assert not certify(_run(_r("a", "pass", wire_log=[closed]), telemetry=True))[0].contradictions
 
 
 def test_a_reason_is_never_cut_mid_quote() -> None:
