@@ -22,7 +22,8 @@ def add_arguments(listing: argparse.ArgumentParser) -> None:
     listing.add_argument("--kind", choices=("broker", "client"), default=None,
                          help="broker cases or client cases only")  # fmt: skip
     listing.add_argument("--kip", default=None,
-                         help="one KIP's cases: 511, 714, 977 or KIP-714; or fuzz")  # fmt: skip
+                         help="one KIP's cases (filed under it or judging one of its rules): 511, "
+                         "714, 977 or KIP-714; or fuzz")  # fmt: skip
     from kconform.plugin.option_table import add_options
 
     add_options(listing, "list")  # --level and --target, as the table declares them
@@ -58,6 +59,14 @@ def _target_capabilities(name: str) -> set[str]:
     return {str(c) for c in create_target(spec).capabilities}
 
 
+def _rule_kips(rules: list[str]) -> set[str]:
+    """The KIPs whose rules a case judges: a case filed under KIP-714 may judge a rule of the
+    KIP that extended it (KIP-1142's ListConfigResources), and `--kip 1142` lists it."""
+    from kconform.rules import RULES
+
+    return {RULES[r].kip for r in rules if r in RULES}
+
+
 def filtered(cases: list[dict[str, Any]], args: argparse.Namespace) -> list[dict[str, Any]]:
     """The catalogue's cases that every filter given keeps."""
     import fnmatch
@@ -68,7 +77,7 @@ def filtered(cases: list[dict[str, Any]], args: argparse.Namespace) -> list[dict
     if args.kip:
         kip = _kip(args.kip)
         check_kip(args.kip, kip, (c["kip"] for c in cases))
-        keep = [c for c in keep if c["kip"] == kip]
+        keep = [c for c in keep if c["kip"] == kip or kip in _rule_kips(c["rules"])]
     if args.level != "all":  # must: MUST; should: MUST and SHOULD (engine.model.matches_level)
         levels = {"MUST"} if args.level == "must" else {"MUST", "SHOULD"}
         keep = [c for c in keep if c["level"] in levels]
@@ -93,7 +102,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'':<58} {'':<6} {'':<6} spec: {c['spec']}")
         print(f"{'':<58} {'':<6} {'':<6} rules: {', '.join(c['rules'])}")
     print(f"{len(cases)} cases")
+    if args.kip and not cases:
+        for line in _judged_elsewhere(_kip(args.kip)):
+            print(line)
     return EXIT_OK
+
+
+def _judged_elsewhere(kip: str) -> list[str]:
+    """Where the rules of a KIP no case judges are judged (the rule book's `outside_suites`),
+    so that '0 cases' is not read as 'nothing checks it'."""
+    from kconform.rules import RULES
+
+    return [f"{r.id}: no suite case; {r.outside_suites}" for r in RULES.values()
+            if r.kip == kip and r.outside_suites]  # fmt: skip
 
 
 COMMAND = Command(

@@ -15,6 +15,7 @@ from kconform.cli import main
 from kconform.engine.model import CASES, select_cases
 from kconform.exit_codes import EXIT_OK, EXIT_USAGE
 from kconform.reports.model import RunResults
+from kconform.rules import RULES
 from kconform.runner import case_catalogue
 
 # an id that a longer id extends in its last segment: the old prefix matching took both
@@ -99,7 +100,22 @@ def test_list_keeps_the_kips_and_rules_it_knows(
 ) -> None:
     assert main(["list", *flags]) == EXIT_OK
     out = capsys.readouterr().out
-    assert not out.endswith("\n0 cases\n"), out[-200:]
+    assert out.splitlines()[-1] != "0 cases", out[-200:]
+
+
+@pytest.mark.parametrize("kip", sorted({rule.kip for rule in RULES.values()}))
+def test_every_kip_of_the_rule_book_lists_the_cases_judging_its_rules(
+    kip: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--kip KIP-1142` was 'known' (a rule is declared under it) yet listed 0 cases: the case
+    judging that rule is filed under KIP-714. A KIP whose rules no case judges (the soak's)
+    says where each is judged."""
+    assert main(["list", "--kip", kip]) == EXIT_OK
+    out = capsys.readouterr().out
+    judged_elsewhere = {r.id for r in RULES.values() if r.kip == kip and r.outside_suites}
+    if "\n0 cases\n" in f"\n{out}":
+        assert judged_elsewhere == {r.id for r in RULES.values() if r.kip == kip}, out
+        assert all(f"{rule}: no suite case; " in out for rule in judged_elsewhere), out
 
 
 class Started(Exception):
