@@ -4,22 +4,24 @@
 volume and fuzz suites on one node, the client suites on that release's Java client, and on
 `--cluster` the broker and volume suites on three nodes; `--clients confluent-kafka@2.5.0,...`
 certifies each named client driver against the reference. Each run is a pytest process of its
-own, its results in `--out`. With `--write-baselines` each subject's verdicts become its
-`baselines/<subject>.json`, keeping the `why` of every entry whose verdict did not change: a
-new non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
-`kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines, and
-the README's release tables.
+own, its results in `--out`. With `--write-baselines` each subject's verdicts become its column
+of the measured matrix (`docs/matrix.json`) and what its facts do not derive its exceptions in
+`baselines/<kind>/<version>.json` (reports.expectations), keeping the `why` of every entry
+whose verdict did not change: a new non-pass has none until someone writes it, and
+`tests/test_matrix.py` fails until then. `kconform matrix render` writes `docs/matrix.md` and
+`docs/matrix.html` from the measured matrix and the expectations, and the README's release
+tables.
 
 Both write where they are told, relative to the current folder by default (`./baselines`,
 `./docs`, `./README.md`): from a checkout's root (`make matrix`) those are the committed files;
-an installed kconform never writes into its own package. Render reads the packaged baselines
-unless `--baselines` names others.
+an installed kconform never writes into its own package. Render reads the baselines of the
+checkout kconform runs from (and `docs/matrix.json` beside them) unless `--baselines` names
+others.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -104,12 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
 def render_pages(baselines: Path, out: Path) -> list[Path]:
     """Write the matrix pages from every baseline in `baselines`; the paths written."""
-    from kconform.reports.matrix import build, load_columns, render_html, render_markdown
+    from kconform.reports.matrix import build, matrix_columns, render_html, render_markdown
     from kconform.rules import RULES
     from kconform.runner import case_catalogue
 
     try:
-        columns = load_columns(sorted(baselines.glob("*.json")))
+        columns = matrix_columns(baselines)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     cases = {c["id"]: c["rules"] for c in case_catalogue()}
@@ -126,14 +128,14 @@ def readme_tables(baselines: Path, text: str) -> str:
     from kconform.fixtures.targets.registry import target_kinds
     from kconform.reports.bugs import bug_figure
     from kconform.reports.matrix import (
-        load_columns,
+        matrix_columns,
         render_implementations,
         render_release_summary,
         replace_summary,
     )
 
     try:
-        columns = load_columns(sorted(baselines.glob("*.json")))
+        columns = matrix_columns(baselines)
         for kind in summary_kinds():
             text = replace_summary(text, kind, render_release_summary(columns, kind))
         others = [k.name for k in target_kinds() if k.registry_broker]
@@ -236,38 +238,34 @@ def pytest_run(command: list[str], log: Path) -> int:
 
 
 def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: Path) -> None:
-    """Write `<folder>/<name>.json`, saying which verdicts changed (their whys need a look). A
-    3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
-    them (reports.model.layered_baselines)."""
-    from kconform.reports.model import bundles_of, read_baseline, write_baseline
+    """Record a run: its verdicts as the subject's column of the measured matrix (`docs/matrix.json`
+    beside `folder`), and what its facts do not derive as exceptions in
+    `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
+    that file's `brokers` section), saying which expectations changed (their whys need a look)."""
+    from kconform.reports.expectations import WHYS, subject_path
+    from kconform.reports.matrix import matrix_artifact, record_column
+    from kconform.reports.model import bundles_of, layered_baselines, write_baseline
 
+    variant = name[len(subject.replace(":", "-")) + 1 :] if name != subject else ""
+    brokers = int(variant.removesuffix("brokers")) if variant.endswith("brokers") else 1
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{name}.json"
-    earlier = read_baseline(target) if target.is_file() else None
-    write_baseline(
-        target,
-        subject,
-        run.results,
-        earlier,
-        keep_unrun=keep_unrun,
-        bundles=bundles_of(run, subject),
-    )
-    written = read_baseline(target)
-    if name.endswith("-3brokers"):
-        single = folder / f"{name.removesuffix('-3brokers')}.json"
-        general = read_baseline(single).verdicts if single.is_file() else {}
-        body = json.loads(target.read_text(encoding="utf-8"))
-        body["verdicts"] = {k: v for k, v in written.verdicts.items() if general.get(k) != v}
-        body["why"] = {k: v for k, v in written.why.items() if k in body["verdicts"]}
-        body = {"subject": subject, "brokers": 3, **{k: body[k] for k in ("verdicts", "why")}}
-        target.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written = read_baseline(target)
-    before = earlier.verdicts if earlier else {}
-    for case_id, verdict in written.verdicts.items():
-        if before.get(case_id, verdict) != verdict:
-            print(f"  {target.name}: {case_id} {before[case_id]} -> {verdict} (check its why)")
-        if verdict != "pass" and not written.why.get(case_id):
-            print(f"  {target.name}: {case_id} is {verdict} with no why yet")
+    if not (folder / WHYS).is_file():
+        (folder / WHYS).write_text("{}\n", encoding="utf-8")
+    target = subject_path(folder, subject)
+    before = layered_baselines([target], brokers) if target.is_file() else {}
+    expected_before, _ = before.get(subject, ({}, {}))
+    mine = [r for r in run.results if r.subject == subject]
+    write_baseline(target, subject, run.results, keep_unrun=keep_unrun,
+                   bundles=bundles_of(run, subject), brokers=brokers)  # fmt: skip
+    record_column(matrix_artifact(folder), subject, variant,
+                  {r.case_id: r.verdict for r in mine}, keep_unrun=keep_unrun)  # fmt: skip
+    expected, why = layered_baselines([target], brokers)[subject]
+    for r in sorted(mine, key=lambda r: r.case_id):
+        was = expected_before.get(r.case_id, "pass")
+        if was != expected[r.case_id]:
+            print(f"  {target}: {r.case_id} {was} -> {expected[r.case_id]} (check its why)")
+        if expected[r.case_id] != "pass" and not why.get(r.case_id):
+            print(f"  {target}: {r.case_id} is {expected[r.case_id]} with no why yet")
 
 
 COMMAND = Command("matrix", "run the suites over many releases; render the matrix",
