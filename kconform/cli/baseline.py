@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         args.out, args.subject, results.results, earlier, bundles=bundles_of(results, args.subject)
     )
     count = sum(1 for r in results.results if r.subject == args.subject)
-    print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
+    listed = len(read_baseline(args.out).verdicts)
+    print(f"baseline for {args.subject}: {count} verdicts, {listed} of them exceptions to what "
+          f"its facts derive, written to {args.out}")  # fmt: skip
     return EXIT_OK
 
 
