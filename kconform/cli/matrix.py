@@ -181,6 +181,7 @@ def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, lis
 
 def _run_releases(args: argparse.Namespace) -> int:
     from kconform.fixtures.targets.registry import client_cases_target, parse_targets
+    from kconform.reports.matrix_keys import write_keys
     from kconform.reports.model import RunResults
     from kconform.runner import SUITES_DIR
 
@@ -222,6 +223,7 @@ def _run_releases(args: argparse.Namespace) -> int:
             worst = EXIT_ERRORS
             continue
         counts = RunResults.read(results).counts()
+        write_keys(folder, RunResults.read(results))  # what determines each result: `changed`
         print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
         if counts.get("error"):
             worst = EXIT_ERRORS
