@@ -122,16 +122,24 @@ class Expectations:
         for layer in layers:
             if case_id in layer.verdicts:
                 return layer.verdicts[case_id], layer.why.get(case_id)
+        return self.derived_with_why(case_id)
+
+    def derived_with_why(self, case_id: str) -> tuple[str, str | None]:
+        """What the facts alone give (no exception), and why: a lacking capability the case
+        requires makes it unsupported; a bug of the rule book's record (`Known` with the case,
+        its system and affected releases) that covers this subject makes it the verdict the
+        case's level gives a deviation, unless the record says the case misses it there."""
         for capability in sorted(case_requirements().get(case_id, ())):
             if capability in self.lacks:
                 return UNSUPPORTED, self.lacks[capability]
+        bug = known_bug(case_id, self.subject, self.bundles)
+        if bug is not None:
+            return bug
         return PASS, None
 
     def derived(self, case_id: str) -> str:
-        """The verdict the facts alone give (no exception): what an exception is measured
-        against."""
-        needs = case_requirements().get(case_id, frozenset())
-        return UNSUPPORTED if needs & set(self.lacks) else PASS
+        """The verdict the facts alone give: what an exception is measured against."""
+        return self.derived_with_why(case_id)[0]
 
     def listed(self, brokers: int = 1) -> set[str]:
         """The case ids whose expectation is not a plain pass by default: the exceptions and
@@ -139,6 +147,7 @@ class Expectations:
         ids = set(self.general.verdicts) | set(self.soak.verdicts)
         ids |= set(self.sizes[brokers].verdicts) if brokers in self.sizes else set()
         ids |= {c for c, needs in case_requirements().items() if needs & set(self.lacks)}
+        ids |= {c for c in bug_cases() if self.derived(c) != PASS}
         return ids
 
 
@@ -149,10 +158,13 @@ class ExpectedVerdicts(Mapping[str, str]):
     def __init__(self, expectations: list[Expectations], brokers: int) -> None:
         self._layers = expectations
         self._brokers = brokers
+        self._listed: list[set[str]] = []
 
     def _find(self, case_id: str) -> tuple[str, str | None]:
-        for exp in reversed(self._layers):  # later files layer over earlier ones
-            if case_id in exp.listed(self._brokers):
+        if not self._listed:
+            self._listed = [exp.listed(self._brokers) for exp in self._layers]
+        for exp, listed in reversed(list(zip(self._layers, self._listed, strict=True))):
+            if case_id in listed:  # later files layer over earlier ones
                 return exp.expected(case_id, self._brokers)
         return PASS, None
 
@@ -160,10 +172,9 @@ class ExpectedVerdicts(Mapping[str, str]):
         return self._find(case_id)[0]
 
     def __iter__(self) -> Iterator[str]:
-        ids: set[str] = set()
-        for exp in self._layers:
-            ids |= exp.listed(self._brokers)
-        return iter(sorted(ids))
+        if not self._listed:
+            self._listed = [exp.listed(self._brokers) for exp in self._layers]
+        return iter(sorted(set().union(*self._listed)))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -208,6 +219,28 @@ def layered(
         verdicts = ExpectedVerdicts(exps, brokers)
         out[subject] = (verdicts, ExpectedWhys(verdicts))
     return out
+
+
+def bug_cases() -> set[str]:
+    """The cases the rule book's bug record names as catching a bug."""
+    from kconform.rules import BUGS
+
+    return {bug.case for _, bug in BUGS if bug.case}
+
+
+def known_bug(case_id: str, subject: str, bundles: Mapping[str, str]) -> tuple[str, str] | None:
+    """(verdict, why) of the first bug of the record that `case_id` catches on `subject` (its
+    release, or the bundled library's, in the affected range; no `missed`), else None."""
+    from kconform.engine.model import CASES, verdict_for
+    from kconform.reports.bug_systems import affects
+    from kconform.rules import BUGS
+
+    info = CASES.get(case_id)
+    for _, bug in BUGS:
+        if bug.case == case_id and not bug.missed and info and affects(bug, subject, bundles):
+            verdict = str(verdict_for(info.level, violated=True))
+            return verdict, f"{bug.bug}: {bug.does} ({bug.source}; fixed in {bug.fixed_in})"
+    return None
 
 
 _REQUIRES: dict[str, frozenset[str]] = {}

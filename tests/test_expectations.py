@@ -122,3 +122,20 @@ def test_writing_keeps_only_what_the_facts_do_not_derive(
     assert json.loads(path.read_text())["brokers"] == {"3": {"verdicts": {"k.plain": "pass"}}}
     three = layered_baselines([path], 3)["apache:9.9.9"][0]
     assert (three["k.plain"], three["k.needs"]) == ("pass", "unsupported")
+
+
+def test_a_release_a_bug_of_the_record_covers_is_expected_to_deviate_without_an_edit() -> None:
+    """The rule book's bug record (a `Known` with a case, its system and affected releases)
+    derives the deviation on a release nobody has measured yet; a fixed release passes."""
+    from kconform.rules import BUGS
+
+    (bug,) = [b for _, b in BUGS if b.bug and b.who == "Java client 3.7.0+"
+              and b.case == "kip714.client.errors.telemetry_too_large"]  # fmt: skip
+    unmeasured = Expectations("java:9.9.9", Layer())
+    verdict, why = unmeasured.expected(bug.case)
+    assert verdict == "non-strict" and why is not None and bug.bug in why  # a SHOULD case
+    assert Expectations("java:3.6.0", Layer()).expected(bug.case) == ("pass", None)
+    fixed = [b for _, b in BUGS if b.case == "kip714.client.compression.large_payload"]
+    assert fixed and fixed[0].fixed_in == "3.8.0"
+    assert Expectations("java:3.8.0", Layer()).expected(fixed[0].case) == ("pass", None)
+    assert Expectations("java:3.7.1", Layer()).expected(fixed[0].case)[0] == "non-strict"
