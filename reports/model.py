@@ -8,8 +8,8 @@ so a crash or Ctrl-C never loses what was already found.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from kconform.outputs import atomic_write
 from kconform.reports.expectations import (
     Expectations,
     Layer,
+    case_requirements,
     layered,
     read_expectations,
     write_expectations,
@@ -147,6 +148,32 @@ def read_baseline(path: Path) -> Baseline:
     )
 
 
+def capabilities_of(run: RunResults, subject: str) -> list[str] | None:
+    """The capabilities `subject` said it has in `run` (None: it did not say)."""
+    for described in run.subjects:
+        if described.get("name") == subject and isinstance(described.get("capabilities"), list):
+            return [str(c) for c in described["capabilities"]]
+    return None
+
+
+def _lacking(
+    subject: str, mine: list[CaseResult], has: Collection[str], known: Mapping[str, str]
+) -> dict[str, str]:
+    """The capabilities `subject` lacks that the run confirms: not among those it said it has,
+    and every case of the run that requires one ended unsupported."""
+    requires = case_requirements()
+    found = {}
+    for capability in sorted({c for r in mine for c in requires.get(r.case_id, ())}):
+        if capability in has or capability in known:
+            continue
+        needing = [r.verdict for r in mine if capability in requires.get(r.case_id, ())]
+        if all(v == "unsupported" for v in needing):
+            found[capability] = (f"{subject} reported no {capability} capability when measured "
+                                 "(its probe or --describe): every case that requires it was "
+                                 "unsupported")  # fmt: skip
+    return found
+
+
 def bundles_of(run: RunResults, subject: str) -> dict[str, str]:
     """What `subject` said it bundles in `run` (its `subjects[]` entry), {} if nothing."""
     for described in run.subjects:
@@ -182,6 +209,7 @@ def write_baseline(
     keep_unrun: bool = False,
     bundles: dict[str, str] | None = None,
     brokers: int = 1,
+    capabilities: Collection[str] | None = None,
 ) -> None:
     """Record what `subject` gave that its facts do not derive, as exceptions (sorted, one line
     per case); a pass that nothing contradicts is no entry. From the file's earlier content it
@@ -191,11 +219,15 @@ def write_baseline(
     what is known to vary). `keep_unrun`: a run of some cases only (`--cases`) keeps the earlier
     entries of the others. `bundles`: what the subject bundled in this run (`bundles_of`).
     `brokers` > 1 records what differs from the 1-node expectation in that size's section.
+    `capabilities`: what the subject said it has in this run (`capabilities_of`): a capability
+    it lacks whose every case ran unsupported becomes a fact, not one entry per case.
     `earlier` is the file as read before, for callers that read it already (unused else)."""
     del earlier  # the file itself is read: it holds the facts the exceptions are measured on
     old = read_expectations(path) if path.is_file() else Expectations(subject, Layer())
     mine = [r for r in sorted(results, key=lambda r: r.case_id) if r.subject == subject]
     ran = {r.case_id for r in mine}
+    if capabilities is not None and brokers == 1:
+        old = replace(old, lacks=old.lacks | _lacking(subject, mine, capabilities, old.lacks))
 
     def target(case_id: str) -> Layer:
         if brokers != 1:

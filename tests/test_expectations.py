@@ -139,3 +139,25 @@ def test_a_release_a_bug_of_the_record_covers_is_expected_to_deviate_without_an_
     assert fixed and fixed[0].fixed_in == "3.8.0"
     assert Expectations("java:3.8.0", Layer()).expected(fixed[0].case) == ("pass", None)
     assert Expectations("java:3.7.1", Layer()).expected(fixed[0].case)[0] == "non-strict"
+
+
+def test_a_new_subject_lacking_a_capability_gets_one_fact_not_an_entry_per_case(
+    tmp_path: Path,
+) -> None:
+    """What its describe says it lacks, confirmed by every case requiring it being unsupported,
+    is written as a fact; a capability one case still judged stays an entry per case."""
+    requires = expectations.case_requirements()
+    telemetry = sorted(c for c, needs in requires.items() if needs == {"telemetry"})[:5]
+    subject = "kafkajs@9.9.9"
+    results = [_result(c, "unsupported", subject) for c in telemetry]
+    results.append(_result("kip511.client.software_identity", "fail", subject))
+    path = tmp_path / "b.json"
+    write_baseline(path, subject, results, capabilities=[])
+    data = json.loads(path.read_text())
+    assert list(data["lacks"]) == ["telemetry"] and "no telemetry capability" in data["lacks"][
+        "telemetry"]  # fmt: skip
+    assert data["verdicts"] == {"kip511.client.software_identity": "fail"}
+    results[0].verdict = "pass"  # one case did judge it: the data does not confirm the lack
+    write_baseline(tmp_path / "c.json", subject, results, capabilities=[])
+    again = json.loads((tmp_path / "c.json").read_text())
+    assert "lacks" not in again and len(again["verdicts"]) == len(telemetry)

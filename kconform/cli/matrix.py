@@ -246,7 +246,12 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     that file's `brokers` section), saying which expectations changed (their whys need a look)."""
     from kconform.reports.expectations import WHYS, subject_path
     from kconform.reports.matrix import matrix_artifact, record_column
-    from kconform.reports.model import bundles_of, layered_baselines, write_baseline
+    from kconform.reports.model import (
+        bundles_of,
+        capabilities_of,
+        layered_baselines,
+        write_baseline,
+    )
 
     variant = name[len(subject.replace(":", "-")) + 1 :] if name != subject else ""
     brokers = int(variant.removesuffix("brokers")) if variant.endswith("brokers") else 1
@@ -258,7 +263,8 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     expected_before, _ = before.get(subject, ({}, {}))
     mine = [r for r in run.results if r.subject == subject]
     write_baseline(target, subject, run.results, keep_unrun=keep_unrun,
-                   bundles=bundles_of(run, subject), brokers=brokers)  # fmt: skip
+                   bundles=bundles_of(run, subject), brokers=brokers,
+                   capabilities=capabilities_of(run, subject))  # fmt: skip
     record_column(matrix_artifact(folder), subject, variant,
                   {r.case_id: r.verdict for r in mine}, keep_unrun=keep_unrun)  # fmt: skip
     expected, why = layered_baselines([target], brokers)[subject]
