@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kconform import __version__
 from kconform.engine.model import CASES
 from kconform.engine.results import CaseResult
@@ -49,3 +51,18 @@ def test_only_the_pairs_whose_key_changed_or_that_never_ran_are_listed(tmp_path:
         ("kip511.apiversions.kip_pattern_only", SUBJECT),
         ("kip714.push.accepted", SUBJECT),
     ]
+
+
+def test_kconform_matrix_changed_lists_them_and_refuses_a_folder_without_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kconform.cli import main
+
+    stored = _stored(tmp_path / "matrix" / "apache-4.4.0")
+    stored[SUBJECT]["kip714.push.accepted"]["lock"] = "sha256:0"  # another lock than the tree's
+    (tmp_path / "matrix" / "apache-4.4.0" / KEYS).write_text(json.dumps(stored))
+    assert main(["matrix", "changed", str(tmp_path / "matrix")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{SUBJECT} kip714.push.accepted", "1 (case, subject) pair(s) to run again"]
+    assert main(["matrix", "changed", str(tmp_path)]) == 2
+    assert "no keys.json" in capsys.readouterr().err

@@ -59,7 +59,8 @@ def _apache() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{run,render}")
+    actions = parser.add_subparsers(dest="action", required=True,
+                                    metavar="{run,render,changed}")  # fmt: skip
     run = actions.add_parser("run", help="run the suites on each release; results in --out")
     run.add_argument("--releases", default="", help="Apache Kafka versions, comma separated")
     run.add_argument("--clients", default="",
@@ -87,6 +88,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render.add_argument("--readme", type=Path, default=README,
                         help="the file whose release tables are rewritten (default ./README.md; "
                         "skipped, and said, when it does not exist)")  # fmt: skip
+    changed = actions.add_parser("changed", help="the (case, subject) pairs of a stored run "
+                                 "whose key changed here: what a run must redo")  # fmt: skip
+    changed.add_argument("results", type=Path,
+                         help="a `matrix run --out` folder (its <subject>/keys.json)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +106,23 @@ def run(args: argparse.Namespace) -> int:
         args.readme.write_text(readme_tables(baselines, text), encoding="utf-8")
         print(f"rewrote the release tables of {args.readme}")
         return EXIT_OK
+    if args.action == "changed":
+        return _changed(args.results)
     return _run_releases(args)
+
+
+def _changed(folder: Path) -> int:
+    """Print what a run must redo: one `subject case` line per changed pair, then a count."""
+    from kconform.reports.matrix_keys import KEYS, changed
+
+    if not (folder / KEYS).is_file() and not any(folder.glob(f"*/{KEYS}")):
+        raise UsageError(f"{folder}: no {KEYS} (a `kconform matrix run --out` folder has one per "
+                         "subject)")  # fmt: skip
+    pairs = changed(folder)
+    for case_id, subject in sorted(pairs, key=lambda p: (p[1], p[0])):
+        print(f"{subject} {case_id}")
+    print(f"{len(pairs)} (case, subject) pair(s) to run again")
+    return EXIT_OK
 
 
 def render_pages(baselines: Path, out: Path) -> list[Path]:
