@@ -42,6 +42,7 @@ __all__ = [
     "case_requirements",
     "expectation_files",
     "layered",
+    "prune_whys",
     "read_expectations",
     "read_whys",
     "subject_path",
@@ -325,6 +326,33 @@ def read_expectations(path: Path) -> Expectations:
         only_size=only_size,
         soak_note=str(note),
     )
+
+
+def referenced(path: Path) -> set[str]:
+    """The why values a subject's file cites (ids, or texts of its own)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sections = [
+        data,
+        *data.get("brokers", {}).values(),
+        *([data["soak"]] if "soak" in data else []),
+    ]
+    return {
+        *data.get("lacks", {}).values(),
+        *(w for s in sections for w in s.get("why", {}).values()),
+    }
+
+
+def prune_whys(folder: Path) -> list[str]:
+    """Drop from `<folder>/whys.json` the whys no subject's file cites any more (an entry a run
+    no longer needs took its why with it); the ids dropped."""
+    whys = read_whys(folder)
+    cited = set().union(*(referenced(p) for p in expectation_files(folder)))
+    dropped = sorted(set(whys) - cited)
+    if dropped:
+        kept = {k: v for k, v in sorted(whys.items()) if k in cited}
+        (folder / WHYS).write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n",
+                                   encoding="utf-8")  # fmt: skip
+    return dropped
 
 
 def _shared_ref(text: str, whys: dict[str, str]) -> str:

@@ -255,7 +255,10 @@ def write_baseline(
         varies = ALTERNATIVES in before and baseline_allows(before, r.verdict)
         entry = before if varies else r.verdict
         underneath = old.expected(r.case_id, 1)[0] if brokers != 1 else old.derived(r.case_id)
-        if entry != underneath:
+        explained = target(r.case_id).verdicts.get(r.case_id) == entry and (
+            r.case_id in target(r.case_id).why
+        )  # its own why, kept while the verdict holds
+        if entry != underneath or explained:
             slot(r.case_id).verdicts[r.case_id] = entry
             why = target(r.case_id).why.get(r.case_id)
             if why is not None:

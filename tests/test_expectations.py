@@ -50,6 +50,8 @@ def test_the_baselines_stay_within_the_goal_and_write_each_why_once() -> None:
     assert repeats <= MOST_REPEATS
     inline = [p for p in files if any(w not in whys for w in _refs(p))]
     assert inline == [], "a why in a subject's file is an id of baselines/whys.json"
+    cited = {w for p in files for w in _refs(p)}
+    assert sorted(set(whys) - cited) == [], "every why of whys.json is cited (prune_whys)"
 
 
 def _refs(path: Path) -> list[str]:

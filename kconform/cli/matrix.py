@@ -265,7 +265,7 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     beside `folder`), and what its facts do not derive as exceptions in
     `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
     that file's `brokers` section), saying which expectations changed (their whys need a look)."""
-    from kconform.reports.expectations import WHYS, subject_path
+    from kconform.reports.expectations import WHYS, prune_whys, subject_path
     from kconform.reports.matrix import matrix_artifact, record_column
     from kconform.reports.model import (
         bundles_of,
@@ -288,6 +288,7 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
                    capabilities=capabilities_of(run, subject))  # fmt: skip
     record_column(matrix_artifact(folder), subject, variant,
                   {r.case_id: r.verdict for r in mine}, keep_unrun=keep_unrun)  # fmt: skip
+    prune_whys(folder)
     expected, why = layered_baselines([target], brokers)[subject]
     for r in sorted(mine, key=lambda r: r.case_id):
         was = expected_before.get(r.case_id, "pass")
