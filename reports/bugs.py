@@ -25,7 +25,8 @@ from kconform.reports.bug_systems import (
     release_of,
     split_subject,
 )
-from kconform.reports.matrix import Column, load_columns, matrix_columns
+from kconform.reports.matrix import Column, load_columns
+from kconform.reports.matrix_artifact import matrix_columns
 from kconform.reports.model import baseline_verdicts
 from kconform.rules import BUGS, Known
 from kconform.rules.bugs import SYSTEMS, Version, affected_ranges, split_who

@@ -4,8 +4,10 @@ the baselines reads through.
 A subject's expected verdict on a case is, in order: a per-subject exception its baseline file
 lists; else `unsupported` when the case requires a capability the subject lacks (the `lacks`
 facts of its file: what its probe or `--describe` reported missing when measured, such as
-KIP-977 on every Apache release, each with its why); else `pass`. A new case every subject
-passes therefore touches no baseline file.
+KIP-977 on every Apache release, each with its why); else the deviation a bug of the rule
+book's record (`Known` with a case, a system and affected releases) gives on a release it
+covers; else `pass`. A new case every subject passes therefore touches no baseline file, and a
+new release a recorded bug covers is expected to deviate without an edit.
 
 Files: `baselines/<kind>/<version>.json` (`installed.json` for a subject without a version),
 holding `subject`, optional `bundles`, `lacks` {capability: why}, `verdicts` and `why` (the

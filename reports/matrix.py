@@ -2,8 +2,8 @@
 
 Rendered from the full measured matrix (`docs/matrix.json`, every verdict of every subject, which
 `kconform matrix run --write-baselines` records and a test holds equal to the expectations of
-`baselines/`), so the page says what was measured and nothing else: a release never measured has
-no column. Each section (brokers,
+`baselines/`; reports/matrix_artifact.py reads and writes it), so the page says what was
+measured and nothing else: a release never measured has no column. Each section (brokers,
 clients, soaks) has the subjects as columns, ordered by kind and version, and the cases as rows,
 grouped under the rule each judges first. A non-pass cell links to its footnote, the baseline's
 `why`; identical whys share one. `docs/matrix.md` and `docs/matrix.html` are this module's
@@ -13,16 +13,13 @@ output, and a test renders them again from the baselines, so they cannot drift a
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kconform.errors import UsageError
 from kconform.fixtures.targets.registry import target_kinds
-from kconform.reports.expectations import read_expectations, subject_path
 from kconform.reports.model import baseline_verdicts, read_baseline
 
 __all__ = [
@@ -30,9 +27,7 @@ __all__ = [
     "Matrix",
     "build",
     "load_columns",
-    "matrix_artifact",
-    "matrix_columns",
-    "record_column",
+    "order",
     "render_html",
     "render_implementations",
     "render_markdown",
@@ -93,7 +88,7 @@ def _version_key(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text))
 
 
-def _order(column: Column) -> tuple[int, str, tuple[int, ...], str]:
+def order(column: Column) -> tuple[int, str, tuple[int, ...], str]:
     kind = re.split(r"[:@]", column.subject, maxsplit=1)[0]
     rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
     return rank, kind, _version_key(column.subject), column.variant
@@ -108,65 +103,7 @@ def load_columns(paths: Iterable[Path]) -> list[Column]:
         variant = path.stem[len(plain) + 1 :] if path.stem.startswith(plain + "-") else ""
         columns.append(Column(baseline.subject, variant, path.name, baseline.verdicts,
                               baseline.why, baseline.bundles))  # fmt: skip
-    return sorted(columns, key=_order)
-
-
-def matrix_artifact(baselines: Path) -> Path:
-    """The full measured matrix beside a checkout's baselines (`docs/matrix.json`)."""
-    return baselines.parent / "docs" / "matrix.json"
-
-
-def variant_size(variant: str) -> int:
-    """The cluster size a column's variant names ("3brokers" -> 3), 1 for any other."""
-    return int(variant.removesuffix("brokers")) if re.fullmatch(r"\d+brokers", variant) else 1
-
-
-def matrix_columns(baselines: Path, artifact: Path | None = None) -> list[Column]:
-    """The measured matrix as columns, each cell's why and the bundles from the subject's
-    expectations in `baselines`, in matrix order. UsageError naming a malformed file."""
-    path = artifact or matrix_artifact(baselines)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        raw = data["columns"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"matrix {path}: unreadable ({exc}); `kconform matrix run "
-                         "--write-baselines` writes it") from None  # fmt: skip
-    columns = []
-    for entry in raw:
-        subject, variant = str(entry["subject"]), str(entry.get("variant", ""))
-        file = subject_path(baselines, subject)
-        exp = read_expectations(file) if file.is_file() else None
-        size = variant_size(variant)
-        verdicts = {str(k): str(v) for k, v in entry["verdicts"].items()}
-        why = {}
-        for case_id in verdicts:
-            text = exp.expected(case_id, size)[1] if exp else None
-            if text is not None:
-                why[case_id] = text
-        columns.append(Column(subject, variant, file.name, verdicts, why,
-                              exp.bundles if exp else {}))  # fmt: skip
-    return sorted(columns, key=_order)
-
-
-def record_column(
-    artifact: Path, subject: str, variant: str, verdicts: Mapping[str, str], *, keep_unrun: bool
-) -> None:
-    """Put a run's verdicts into the measured matrix as the column of (subject, variant), made
-    anew unless `keep_unrun` (a run of some cases only keeps the others' earlier cells)."""
-    data: dict[str, Any] = {"columns": []}
-    if artifact.is_file():
-        data = json.loads(artifact.read_text(encoding="utf-8"))
-    columns: list[dict[str, Any]] = data["columns"]
-    for column in columns:
-        if column["subject"] == subject and column.get("variant", "") == variant:
-            cells = dict(column["verdicts"]) if keep_unrun else {}
-            column["verdicts"] = dict(sorted({**cells, **verdicts}.items()))
-            break
-    else:
-        columns.append({"subject": subject, **({"variant": variant} if variant else {}),
-                        "verdicts": dict(sorted(verdicts.items()))})  # fmt: skip
-    artifact.parent.mkdir(parents=True, exist_ok=True)
-    artifact.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return sorted(columns, key=order)
 
 
 @dataclass
@@ -201,7 +138,7 @@ def build(
         sections.setdefault(title, Section(title, [], [])).columns.append(column)
     matrix = Matrix([])
     clients = sorted((t for t in sections if t.startswith("Clients")),
-                     key=lambda t: _order(sections[t].columns[0]))  # fmt: skip
+                     key=lambda t: order(sections[t].columns[0]))  # fmt: skip
     for title in ("Brokers", *clients, "Soaks"):
         section = sections.get(title)
         if section is None:

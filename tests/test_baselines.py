@@ -19,7 +19,8 @@ from kconform.engine.results import CaseResult
 from kconform.reports.common import fails_run, failure_reason
 from kconform.reports.expectations import expectation_files, read_whys
 from kconform.reports.html_style import chip
-from kconform.reports.matrix import Column, matrix_columns, variant_size
+from kconform.reports.matrix import Column
+from kconform.reports.matrix_artifact import matrix_columns, variant_size
 from kconform.reports.model import (
     SCHEMA_PATH,
     VERDICTS,

@@ -15,14 +15,8 @@ from kconform.cli import matrix
 from kconform.cli.matrix import readme_tables, render_pages
 from kconform.engine.results import CaseResult
 from kconform.reports.expectations import expectation_files
-from kconform.reports.matrix import (
-    build,
-    load_columns,
-    matrix_columns,
-    render_html,
-    render_markdown,
-    variant_size,
-)
+from kconform.reports.matrix import build, load_columns, render_html, render_markdown
+from kconform.reports.matrix_artifact import matrix_columns, variant_size
 from kconform.reports.model import RunResults, baseline_verdicts, read_baseline
 
 ROOT = Path(__file__).resolve().parents[1]

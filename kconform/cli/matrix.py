@@ -127,7 +127,8 @@ def _changed(folder: Path) -> int:
 
 def render_pages(baselines: Path, out: Path) -> list[Path]:
     """Write the matrix pages from every baseline in `baselines`; the paths written."""
-    from kconform.reports.matrix import build, matrix_columns, render_html, render_markdown
+    from kconform.reports.matrix import build, render_html, render_markdown
+    from kconform.reports.matrix_artifact import matrix_columns
     from kconform.rules import RULES
     from kconform.runner import case_catalogue
 
@@ -149,11 +150,11 @@ def readme_tables(baselines: Path, text: str) -> str:
     from kconform.fixtures.targets.registry import target_kinds
     from kconform.reports.bugs import bug_figure
     from kconform.reports.matrix import (
-        matrix_columns,
         render_implementations,
         render_release_summary,
         replace_summary,
     )
+    from kconform.reports.matrix_artifact import matrix_columns
 
     try:
         columns = matrix_columns(baselines)
@@ -266,7 +267,7 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
     that file's `brokers` section), saying which expectations changed (their whys need a look)."""
     from kconform.reports.expectations import WHYS, prune_whys, subject_path
-    from kconform.reports.matrix import matrix_artifact, record_column
+    from kconform.reports.matrix_artifact import matrix_artifact, record_column
     from kconform.reports.model import (
         bundles_of,
         capabilities_of,

@@ -20,7 +20,8 @@ from kconform.reports.bugs import (
     holding,
     render_committed,
 )
-from kconform.reports.matrix import Column, load_columns, matrix_columns
+from kconform.reports.matrix import Column, load_columns
+from kconform.reports.matrix_artifact import matrix_columns
 from kconform.reports.rulebook import cases_by_rule
 from kconform.rules import AWAITING_RULE, BUGS, RULES, Known
 from kconform.rules.bugs import affected_ranges, split_who
