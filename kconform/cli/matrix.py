@@ -84,6 +84,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=None,
                         help="the baselines read (default: kconform's own)")  # fmt: skip
+    render.add_argument("--matrix", type=Path, default=None,
+                        help="the measured matrix read (default: docs/matrix.json beside the "
+                        "baselines, as in a checkout)")  # fmt: skip
     add_options(render, "matrix render")  # --out
     render.add_argument("--readme", type=Path, default=README,
                         help="the file whose release tables are rewritten (default ./README.md; "
@@ -97,13 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "render":
         baselines = args.baselines or locations.baselines()
-        for page in render_pages(baselines, args.out):
+        for page in render_pages(baselines, args.out, args.matrix):
             print(f"wrote {page}")
         if not args.readme.is_file():
             print(f"no {args.readme} here: release tables not rewritten (--readme names one)")
             return EXIT_OK
         text = args.readme.read_text(encoding="utf-8")
-        args.readme.write_text(readme_tables(baselines, text), encoding="utf-8")
+        args.readme.write_text(readme_tables(baselines, text, args.matrix), encoding="utf-8")
         print(f"rewrote the release tables of {args.readme}")
         return EXIT_OK
     if args.action == "changed":
@@ -125,7 +128,7 @@ def _changed(folder: Path) -> int:
     return EXIT_OK
 
 
-def render_pages(baselines: Path, out: Path) -> list[Path]:
+def render_pages(baselines: Path, out: Path, measured: Path | None = None) -> list[Path]:
     """Write the matrix pages from every baseline in `baselines`; the paths written."""
     from kconform.reports.matrix import build, render_html, render_markdown
     from kconform.reports.matrix_artifact import matrix_columns
@@ -133,7 +136,7 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
     from kconform.runner import case_catalogue
 
     try:
-        columns = matrix_columns(baselines)
+        columns = matrix_columns(baselines, measured)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     cases = {c["id"]: c["rules"] for c in case_catalogue()}
@@ -145,7 +148,7 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
     return pages
 
 
-def readme_tables(baselines: Path, text: str) -> str:
+def readme_tables(baselines: Path, text: str, measured: Path | None = None) -> str:
     """`text` (the README) with its release tables rendered from the baselines again."""
     from kconform.fixtures.targets.registry import target_kinds
     from kconform.reports.bugs import bug_figure
@@ -157,7 +160,7 @@ def readme_tables(baselines: Path, text: str) -> str:
     from kconform.reports.matrix_artifact import matrix_columns
 
     try:
-        columns = matrix_columns(baselines)
+        columns = matrix_columns(baselines, measured)
         for kind in summary_kinds():
             text = replace_summary(text, kind, render_release_summary(columns, kind))
         others = [k.name for k in target_kinds() if k.registry_broker]
