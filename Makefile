@@ -14,7 +14,7 @@ run: $(STAMP)
 # The suites run against both embedded targets; committed baselines say which verdicts of the
 # non-conforming ones (the librdkafka mock, client drivers, Apache releases) are expected.
 TEST_TARGETS := reference,librdkafka_mock
-BASELINE_ARGS := $(foreach b,$(wildcard baselines/*.json),--baseline $(b))
+BASELINE_ARGS := $(foreach b,$(wildcard baselines/*/*.json),--baseline $(b))
 
 # Real Apache Kafka, gated on the oldest and the newest release: the broker suites run against
 # apache:<version> (1 node each, and the newest with 3 nodes), the Java client of each version is
@@ -161,7 +161,7 @@ soak-reference: $(STAMP)
 soak-apache: $(STAMP)
 	$(TEST_ENV) $(BIN)/kconform soak --target apache:$(APACHE_CLUSTER) --duration 60s \
 	  --clients 200 --push-interval-ms 5000 --out build/soak/apache \
-	  --baseline baselines/apache-$(APACHE_CLUSTER)-soak.json
+	  --baseline baselines/apache/$(APACHE_CLUSTER).json
 
 ## matrix: the suites on every Apache Kafka release from 3.7.0 to the newest Maven Central serves
 ## (official jars; the Java client of each too), their baselines written, docs/matrix.* rendered;

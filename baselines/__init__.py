@@ -1,1 +1,2 @@
-"""Committed verdict baselines for targets that are known not to conform (`<target>.json`)."""
+"""Committed expectations of the subjects measured (`<kind>/<version>.json`: facts and the
+exceptions they do not derive; `whys.json`: every why, written once): reports/expectations.py."""

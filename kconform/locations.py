@@ -45,7 +45,7 @@ def package_folder(name: str) -> Path:
 
 
 def baselines() -> Path:
-    """The committed verdict baselines (`baselines/<subject>.json`)."""
+    """The committed expectations (`baselines/<kind>/<version>.json`, `baselines/whys.json`)."""
     return package_folder("kconform.baselines")
 
 

@@ -83,7 +83,8 @@ class RunOptions:
 
 
 def default_baselines(subjects: Iterable[str]) -> list[Path]:
-    """Committed baselines (`baselines/<subject>.json`) for the subjects (labels) being run."""
+    """Committed expectations (`baselines/<kind>/<version>.json`) for the subjects (labels) being
+    run."""
     from kconform.fixtures.targets.registry import find_kind
 
     names = set(subjects)
@@ -96,7 +97,9 @@ def default_baselines(subjects: Iterable[str]) -> list[Path]:
         by_path = variant and not re.fullmatch(r"\d+\.\d+\.\d+", variant)
         if kind and kind.variant_may_be_path and by_path:
             named_by_path.add(kind.name)
-    for path in sorted(BASELINES_DIR.glob("*.json")):  # matched by the subject they name
+    from kconform.reports.expectations import expectation_files
+
+    for path in expectation_files(BASELINES_DIR):  # matched by the subject they name
         try:
             subject = json.loads(path.read_text(encoding="utf-8")).get("subject", path.stem)
         except (OSError, ValueError, AttributeError):
@@ -108,10 +111,12 @@ def default_baselines(subjects: Iterable[str]) -> list[Path]:
 
 
 def stale_entries(path: Path, known: set[str]) -> list[str]:
-    """The case ids a baseline lists that no installed suite declares (renamed or removed)."""
+    """The case ids a baseline lists that no installed suite declares (renamed or removed); the
+    soak's SLO ids (its `soak` section) are the soak's, not a suite's."""
     from kconform.reports.model import read_baseline
 
-    return sorted(set(read_baseline(path).verdicts) - known)
+    listed = {c for c in read_baseline(path).verdicts if not c.startswith("soak.")}
+    return sorted(listed - known)
 
 
 def baseline_warnings(paths: list[Path], subjects: set[str]) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,7 @@ def write_outputs(
     spark: bool = True,
     master: str | None = "local[2]",
     compare_dir: Path | None = None,
-    baselines: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None,
+    baselines: dict[str, tuple[Mapping[str, str], Mapping[str, str]]] | None = None,
 ) -> RunResults:
     """Judge `run` and write every report into its output folder; returns the results."""
     o = run.options

@@ -1,7 +1,7 @@
 """docs/bugs.md: the bug record (issue 31) in one table, each bug beside the verdicts the
 committed baselines hold for its case on the subjects of its system.
 
-Rendered from the rule book (`kconform.rules.BUGS`) and `baselines/*.json` alone, by `make docs`
+Rendered from the rule book (`kconform.rules.BUGS`) and the measured matrix alone, by `make docs`
 (`python -m kconform.reports.bugs docs/bugs.md`); a test renders it again and compares. A
 subject's release is marked "affected" when the bug's affected releases cover it. For a library
 other subjects bundle (librdkafka in the confluent-kafka bindings and rdkafka) that release is
@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kconform import locations
-from kconform.fixtures.targets.registry import target_kinds
+from kconform.reports.bug_systems import (
+    BUNDLED,
+    SUBJECT_KINDS,
+    affects,
+    release_of,
+    split_subject,
+)
 from kconform.reports.matrix import Column, load_columns
+from kconform.reports.matrix_artifact import matrix_columns
 from kconform.reports.model import baseline_verdicts
 from kconform.rules import BUGS, Known
 from kconform.rules.bugs import SYSTEMS, Version, affected_ranges, split_who
@@ -28,6 +35,7 @@ __all__ = [
     "BASELINES",
     "Cell",
     "Holding",
+    "affects",
     "cells",
     "figure",
     "fixed_releases",
@@ -37,37 +45,6 @@ __all__ = [
 ]
 
 BASELINES = locations.baselines()
-CLIENT_KINDS: dict[str, tuple[str, ...]] = {
-    "Java client": ("java",),
-    "librdkafka": (
-        "confluent-kafka",
-        "confluent-kafka-go",
-        "confluent-kafka-javascript",
-        "rdkafka",
-    ),
-    "confluent-kafka-python": ("confluent-kafka",),
-    "franz-go": ("franz-go",),
-    "Sarama": ("sarama",),
-    "confluent-kafka-javascript": ("confluent-kafka-javascript",),
-}
-"""The client kinds whose baselines speak for a system."""
-
-
-def _subject_kinds() -> dict[str, tuple[str, ...]]:
-    """The target kinds running a system's broker code (`TargetKind.implements`), then the
-    client kinds (`CLIENT_KINDS`)."""
-    systems: dict[str, tuple[str, ...]] = {}
-    for kind in target_kinds():
-        if kind.implements:
-            systems[kind.implements] = (*systems.get(kind.implements, ()), kind.name)
-    return systems | CLIENT_KINDS
-
-
-SUBJECT_KINDS = _subject_kinds()
-"""The subject kinds whose baselines speak for a system; a system missing has no driver."""
-BUNDLED = {"librdkafka": "librdkafka"}
-"""Systems run inside another's subjects, whose release the subject's name does not give: the
-library's name in a baseline's `bundles`, which gives it."""
 DEVIATIONS = frozenset({"fail", "non-strict", "error"})
 
 
@@ -95,21 +72,6 @@ class Cell:
         return "varies" if deviates and "pass" in verdicts else "non-pass" if deviates else "pass"
 
 
-def _release(text: str) -> Version | None:
-    """A release as a version: "v2.5.0" -> (2, 5, 0), "2.16" -> (2, 16, 0); None if not one."""
-    if not re.fullmatch(r"v?\d+(\.\d+)*", text):
-        return None
-    numbers = tuple(int(n) for n in text.lstrip("v").split("."))
-    return numbers + (0,) * (3 - len(numbers))
-
-
-def _split(subject: str) -> tuple[str, Version | None]:
-    """(kind, release) of a subject: "apache:3.7.0" -> ("apache", (3, 7, 0)); "confluent-kafka"
-    (the installed package) -> ("confluent-kafka", None)."""
-    parts = re.split(r"[:@]", subject, maxsplit=1)
-    return parts[0], _release(parts[1]) if len(parts) == 2 else None
-
-
 def cells(bug: Known, columns: Sequence[Column]) -> list[Cell]:
     """The verdicts on `bug.case` of the baselines of its system's subjects, each with the
     system's release there: the subject's own, or the one its baseline records it bundled."""
@@ -119,11 +81,11 @@ def cells(bug: Known, columns: Sequence[Column]) -> list[Cell]:
     library = BUNDLED.get(system, "")
     out = []
     for column in columns:
-        kind, version = _split(column.subject)
+        kind, version = split_subject(column.subject)
         if kind not in kinds or bug.case not in column.verdicts:
             continue
         if library:
-            version = _release(column.bundles.get(library, ""))
+            version = release_of(column.bundles.get(library, ""))
         covered = None
         if ranges is not None and version is not None:
             covered = any(lo <= version <= hi for lo, hi in ranges)
@@ -226,7 +188,7 @@ def bug_figure(columns: Sequence[Column]) -> str:
 def render_markdown(columns: Sequence[Column]) -> str:
     """docs/bugs.md from the bug record and these baselines, a system's bugs together (in the
     rule book's order)."""
-    kinds_run = {_split(c.subject)[0] for c in columns}
+    kinds_run = {split_subject(c.subject)[0] for c in columns}
     rows, notes, uncaught = [], [], 0
     for rule_id, bug in sorted(BUGS, key=lambda b: SYSTEMS.index(split_who(b[1].who)[0])):
         system, affected = split_who(bug.who)
@@ -250,7 +212,7 @@ def render_markdown(columns: Sequence[Column]) -> str:
     out = [
         "# The bug record",
         "",
-        "<!-- Generated by `make docs` from kconform.rules and baselines/*.json; edit the rule "
+        "<!-- Generated by `make docs` from kconform.rules and docs/matrix.json; edit the rule "
         "book, not this file. -->",
         "",
         "Every public KIP-511 / KIP-714 / KIP-977 bug or deviation on record for the brokers and "
@@ -280,14 +242,20 @@ def render_markdown(columns: Sequence[Column]) -> str:
 
 
 def render_from(paths: Iterable[Path]) -> str:
+    """The page from old-style full baseline files (a test's own)."""
     return render_markdown(load_columns(paths))
+
+
+def render_committed(baselines: Path = BASELINES) -> str:
+    """The page from the measured matrix and its expectations (`make docs`)."""
+    return render_markdown(matrix_columns(baselines))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0]) if args else Path("docs/bugs.md")
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_from(sorted(BASELINES.glob("*.json"))), encoding="utf-8")
+    target.write_text(render_committed(), encoding="utf-8")
     print(f"wrote {target}")
     return 0
 

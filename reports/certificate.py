@@ -240,10 +240,13 @@ def _subject_of(path: Path) -> str:
 
 
 def _shown(path: Path) -> str:
-    """A baseline's path as a reader would type it: relative to here, else `baselines/<name>`."""
+    """A baseline's path as a reader would type it: relative to here, else
+    `baselines/<kind>/<version>.json`."""
     try:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
+        if path.parent.parent.name == "baselines":
+            return f"baselines/{path.parent.name}/{path.name}"
         return f"baselines/{path.name}" if path.parent.name == "baselines" else str(path)
 
 

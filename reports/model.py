@@ -8,13 +8,22 @@ so a crash or Ctrl-C never loses what was already found.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.outputs import atomic_write
+from kconform.reports.expectations import (
+    Expectations,
+    Layer,
+    case_requirements,
+    layered,
+    read_expectations,
+    write_expectations,
+)
 from kconform.rules import Level, Verdict
 
 SCHEMA_VERSION = 1
@@ -113,50 +122,56 @@ def _json_default(value: object) -> object:
 
 @dataclass(frozen=True)
 class Baseline:
-    """One baseline file, read once: whose verdicts, for which cluster size (None: any)."""
+    """One baseline file, read once: whose exceptions, for which cluster size (None: any). The
+    full expectation of a subject is `layered_baselines` (reports.expectations)."""
 
     subject: str
     brokers: int | None
-    verdicts: dict[str, str]
+    verdicts: dict[str, str]  # the exceptions the file lists (its soak section's included)
     why: dict[str, str]
     bundles: dict[str, str] = field(default_factory=dict)
     """The release of each library the subject bundled in the run measured, as the subject
     described itself (`subjects[].bundles` of results.json): {"librdkafka": "2.5.0"}."""
+    lacks: dict[str, str] = field(default_factory=dict)  # capability -> why
 
 
 def read_baseline(path: Path) -> Baseline:
-    """A verdict baseline file. ValueError naming the file if it is malformed."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"baseline {path}: unreadable ({exc})") from None
-    verdicts = data.get("verdicts") if isinstance(data, dict) else None
-    if not isinstance(verdicts, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and set(baseline_verdicts(v)) <= set(VERDICTS)
-        for k, v in verdicts.items()
-    ):
-        raise UsageError(
-            f"baseline {path}: expected {{'verdicts': {{case_id: verdict}}}}, a verdict being "
-            f"one of {', '.join(VERDICTS)} or several joined by '{ALTERNATIVES}'"
-        )
-    why = data.get("why", {})
-    if not isinstance(why, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in why.items()
-    ):
-        raise UsageError(f"baseline {path}: 'why' must map case ids to text")
-    bundles = data.get("bundles", {})
-    if not isinstance(bundles, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and v for k, v in bundles.items()
-    ):
-        raise UsageError(f"baseline {path}: 'bundles' must map library names to releases")
-    brokers = data.get("brokers")
+    """A verdict baseline file. UsageError naming the file if it is malformed."""
+    exp = read_expectations(path)
     return Baseline(
-        subject=str(data.get("subject") or path.stem),
-        brokers=brokers if isinstance(brokers, int) else None,
-        verdicts=dict(verdicts),
-        why=dict(why),
-        bundles=dict(bundles),
+        subject=exp.subject,
+        brokers=exp.only_size,
+        verdicts=exp.general.verdicts | exp.soak.verdicts,
+        why=exp.general.why | exp.soak.why,
+        bundles=exp.bundles,
+        lacks=exp.lacks,
     )
+
+
+def capabilities_of(run: RunResults, subject: str) -> list[str] | None:
+    """The capabilities `subject` said it has in `run` (None: it did not say)."""
+    for described in run.subjects:
+        if described.get("name") == subject and isinstance(described.get("capabilities"), list):
+            return [str(c) for c in described["capabilities"]]
+    return None
+
+
+def _lacking(
+    subject: str, mine: list[CaseResult], has: Collection[str], known: Mapping[str, str]
+) -> dict[str, str]:
+    """The capabilities `subject` lacks that the run confirms: not among those it said it has,
+    and every case of the run that requires one ended unsupported."""
+    requires = case_requirements()
+    found = {}
+    for capability in sorted({c for r in mine for c in requires.get(r.case_id, ())}):
+        if capability in has or capability in known:
+            continue
+        needing = [r.verdict for r in mine if capability in requires.get(r.case_id, ())]
+        if all(v == "unsupported" for v in needing):
+            found[capability] = (f"{subject} reported no {capability} capability when measured "
+                                 "(its probe or --describe): every case that requires it was "
+                                 "unsupported")  # fmt: skip
+    return found
 
 
 def bundles_of(run: RunResults, subject: str) -> dict[str, str]:
@@ -168,30 +183,21 @@ def bundles_of(run: RunResults, subject: str) -> dict[str, str]:
 
 
 def load_baseline(path: Path) -> dict[str, str]:
-    """A verdict baseline: {case_id: verdict}. ValueError naming the file if it is malformed."""
+    """A baseline's exceptions: {case_id: verdict}. UsageError naming a malformed file."""
     return read_baseline(path).verdicts
 
 
 def load_baseline_why(path: Path) -> dict[str, str]:
-    """The baseline's optional `why`: {case_id: the source that explains its expected verdict}."""
+    """The baseline's `why`: {case_id: the source that explains its expected verdict}."""
     return read_baseline(path).why
 
 
 def layered_baselines(
     paths: list[Path], brokers: int
-) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
-    """{subject: (verdicts, why)} for a run on `brokers` nodes: each subject's general baselines,
-    then the ones naming that cluster size on top (they list just the cases whose verdict
-    depends on the size); baselines for another size are left out."""
-    read = [read_baseline(path) for path in paths]
-    out: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
-    for baseline in sorted(read, key=lambda b: b.brokers is not None):
-        if baseline.brokers not in (None, brokers):
-            continue
-        verdicts, why = out.setdefault(baseline.subject, ({}, {}))
-        verdicts.update(baseline.verdicts)
-        why.update(baseline.why)
-    return out
+) -> dict[str, tuple[Mapping[str, str], Mapping[str, str]]]:
+    """{subject: (verdicts, why)} expected on `brokers` nodes, for any case id (pass when
+    nothing says otherwise): the one API runs, certify, soak and the truth tests read."""
+    return dict(layered(paths, brokers))
 
 
 def write_baseline(
@@ -202,32 +208,72 @@ def write_baseline(
     *,
     keep_unrun: bool = False,
     bundles: dict[str, str] | None = None,
+    brokers: int = 1,
+    capabilities: Collection[str] | None = None,
 ) -> None:
-    """Record the verdicts of `subject` as its baseline (sorted, one line per case). From an
-    earlier baseline it keeps the `why` of each case still listed, and an entry with
+    """Record what `subject` gave that its facts do not derive, as exceptions (sorted, one line
+    per case); a pass that nothing contradicts is no entry. From the file's earlier content it
+    keeps the facts (`lacks`, the soak's section when no soak case ran), the `why` of each case
+    still listed and an entry with
     alternatives that accepts the new verdict (one run shows one of them; it does not narrow
-    what is known to vary). `keep_unrun`: a run of some cases only (`--cases`) keeps the
-    earlier verdicts of the others. `bundles`: what the subject bundled in this run
-    (`bundles_of`), recorded so a bug of a bundled library is held to the release it names."""
-    before = earlier.verdicts if earlier else {}
-    ran = {r.case_id for r in results if r.subject == subject}
-    verdicts = {k: v for k, v in before.items() if keep_unrun and k not in ran}
-    for r in sorted(results, key=lambda r: r.case_id):
-        if r.subject == subject:
-            old = before.get(r.case_id)
-            varies = old is not None and ALTERNATIVES in old and baseline_allows(old, r.verdict)
-            verdicts[r.case_id] = old if varies and old else r.verdict
-    verdicts = dict(sorted(verdicts.items()))
-    why = earlier.why if earlier else {}
-    body: dict[str, Any] = {
-        "subject": subject,
-        **({"bundles": bundles} if bundles else {}),
-        "verdicts": verdicts,
-    }
-    kept = {k: v for k, v in sorted(why.items()) if k in verdicts}
-    if kept:
-        body["why"] = kept
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(body, indent=1, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    what is known to vary). `keep_unrun`: a run of some cases only (`--cases`) keeps the earlier
+    entries of the others. `bundles`: what the subject bundled in this run (`bundles_of`).
+    `brokers` > 1 records what differs from the 1-node expectation in that size's section.
+    `capabilities`: what the subject said it has in this run (`capabilities_of`): a capability
+    it lacks whose every case ran unsupported becomes a fact, not one entry per case.
+    `earlier` is the file as read before, for callers that read it already (unused else)."""
+    del earlier  # the file itself is read: it holds the facts the exceptions are measured on
+    old = read_expectations(path) if path.is_file() else Expectations(subject, Layer())
+    mine = [r for r in sorted(results, key=lambda r: r.case_id) if r.subject == subject]
+    ran = {r.case_id for r in mine}
+    if capabilities is not None and brokers == 1:
+        old = replace(old, lacks=old.lacks | _lacking(subject, mine, capabilities, old.lacks))
+
+    def target(case_id: str) -> Layer:
+        if brokers != 1:
+            return old.sizes.get(brokers, Layer())
+        return old.soak if case_id.startswith("soak.") else old.general
+
+    new: dict[str, Layer] = {"general": Layer(), "soak": Layer(), "size": Layer()}
+
+    def slot(case_id: str) -> Layer:
+        return new["size" if brokers != 1 else "soak" if case_id.startswith("soak.") else
+                   "general"]  # fmt: skip
+
+    if keep_unrun:
+        for key, layer in (("general", old.general), ("soak", old.soak),
+                           ("size", old.sizes.get(brokers, Layer()))):  # fmt: skip
+            if key == "size" and brokers == 1:
+                continue
+            for case_id, entry in layer.verdicts.items():
+                if case_id not in ran:
+                    new[key].verdicts[case_id] = entry
+                    if case_id in layer.why:
+                        new[key].why[case_id] = layer.why[case_id]
+    for r in mine:
+        before, _ = old.expected(r.case_id, brokers)
+        varies = ALTERNATIVES in before and baseline_allows(before, r.verdict)
+        entry = before if varies else r.verdict
+        underneath = old.expected(r.case_id, 1)[0] if brokers != 1 else old.derived(r.case_id)
+        explained = target(r.case_id).verdicts.get(r.case_id) == entry and (
+            r.case_id in target(r.case_id).why
+        )  # its own why, kept while the verdict holds
+        if entry != underneath or explained:
+            slot(r.case_id).verdicts[r.case_id] = entry
+            why = target(r.case_id).why.get(r.case_id)
+            if why is not None:
+                slot(r.case_id).why[r.case_id] = why
+    sizes = dict(old.sizes)
+    if brokers != 1:
+        sizes[brokers] = new["size"]
+    soak_ran = any(c.startswith("soak.") for c in ran)
+    other_ran = any(not c.startswith("soak.") for c in ran)
+    write_expectations(path, Expectations(
+        subject=subject,
+        general=new["general"] if brokers == 1 and other_ran else old.general,
+        lacks=old.lacks,
+        sizes=sizes,
+        soak=new["soak"] if brokers == 1 and soak_ran else old.soak,
+        bundles=(bundles or {}) if brokers == 1 else old.bundles,
+        soak_note=old.soak_note,
+    ))  # fmt: skip

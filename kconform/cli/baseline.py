@@ -59,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
     if args.results is None or not args.subject or args.out is None:
         raise UsageError("baseline needs a results folder, --subject and --out (or --prune)")
     from kconform.cli.checks import check_outputs
-    from kconform.reports.model import RunResults, bundles_of, read_baseline, write_baseline
+    from kconform.reports.model import (
+        RunResults,
+        bundles_of,
+        capabilities_of,
+        read_baseline,
+        write_baseline,
+    )
 
     check_outputs({}, {"--out": args.out})
     source = args.results / "results.json" if args.results.is_dir() else args.results
@@ -79,10 +85,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         earlier = None
     write_baseline(
-        args.out, args.subject, results.results, earlier, bundles=bundles_of(results, args.subject)
-    )
+        args.out, args.subject, results.results, earlier, bundles=bundles_of(results, args.subject),
+        capabilities=capabilities_of(results, args.subject),
+    )  # fmt: skip
     count = sum(1 for r in results.results if r.subject == args.subject)
-    print(f"baseline for {args.subject}: {count} verdicts written to {args.out}")
+    listed = len(read_baseline(args.out).verdicts)
+    print(f"baseline for {args.subject}: {count} verdicts, {listed} of them exceptions to what "
+          f"its facts derive, written to {args.out}")  # fmt: skip
     return EXIT_OK
 
 

@@ -4,22 +4,24 @@
 volume and fuzz suites on one node, the client suites on that release's Java client, and on
 `--cluster` the broker and volume suites on three nodes; `--clients confluent-kafka@2.5.0,...`
 certifies each named client driver against the reference. Each run is a pytest process of its
-own, its results in `--out`. With `--write-baselines` each subject's verdicts become its
-`baselines/<subject>.json`, keeping the `why` of every entry whose verdict did not change: a
-new non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
-`kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the baselines, and
-the README's release tables.
+own, its results in `--out`. With `--write-baselines` each subject's verdicts become its column
+of the measured matrix (`docs/matrix.json`) and what its facts do not derive its exceptions in
+`baselines/<kind>/<version>.json` (reports.expectations), keeping the `why` of every entry
+whose verdict did not change: a new non-pass has none until someone writes it, and
+`tests/test_matrix.py` fails until then. `kconform matrix render` writes `docs/matrix.md` and
+`docs/matrix.html` from the measured matrix and the expectations, and the README's release
+tables.
 
 Both write where they are told, relative to the current folder by default (`./baselines`,
 `./docs`, `./README.md`): from a checkout's root (`make matrix`) those are the committed files;
-an installed kconform never writes into its own package. Render reads the packaged baselines
-unless `--baselines` names others.
+an installed kconform never writes into its own package. Render reads the baselines of the
+checkout kconform runs from (and `docs/matrix.json` beside them) unless `--baselines` names
+others.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -57,7 +59,8 @@ def _apache() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{run,render}")
+    actions = parser.add_subparsers(dest="action", required=True,
+                                    metavar="{run,render,changed}")  # fmt: skip
     run = actions.add_parser("run", help="run the suites on each release; results in --out")
     run.add_argument("--releases", default="", help="Apache Kafka versions, comma separated")
     run.add_argument("--clients", default="",
@@ -81,35 +84,59 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=None,
                         help="the baselines read (default: kconform's own)")  # fmt: skip
+    render.add_argument("--matrix", type=Path, default=None,
+                        help="the measured matrix read (default: docs/matrix.json beside the "
+                        "baselines, as in a checkout)")  # fmt: skip
     add_options(render, "matrix render")  # --out
     render.add_argument("--readme", type=Path, default=README,
                         help="the file whose release tables are rewritten (default ./README.md; "
                         "skipped, and said, when it does not exist)")  # fmt: skip
+    changed = actions.add_parser("changed", help="the (case, subject) pairs of a stored run "
+                                 "whose key changed here: what a run must redo")  # fmt: skip
+    changed.add_argument("results", type=Path,
+                         help="a `matrix run --out` folder (its <subject>/keys.json)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "render":
         baselines = args.baselines or locations.baselines()
-        for page in render_pages(baselines, args.out):
+        for page in render_pages(baselines, args.out, args.matrix):
             print(f"wrote {page}")
         if not args.readme.is_file():
             print(f"no {args.readme} here: release tables not rewritten (--readme names one)")
             return EXIT_OK
         text = args.readme.read_text(encoding="utf-8")
-        args.readme.write_text(readme_tables(baselines, text), encoding="utf-8")
+        args.readme.write_text(readme_tables(baselines, text, args.matrix), encoding="utf-8")
         print(f"rewrote the release tables of {args.readme}")
         return EXIT_OK
+    if args.action == "changed":
+        return _changed(args.results)
     return _run_releases(args)
 
 
-def render_pages(baselines: Path, out: Path) -> list[Path]:
+def _changed(folder: Path) -> int:
+    """Print what a run must redo: one `subject case` line per changed pair, then a count."""
+    from kconform.reports.matrix_keys import KEYS, changed
+
+    if not (folder / KEYS).is_file() and not any(folder.glob(f"*/{KEYS}")):
+        raise UsageError(f"{folder}: no {KEYS} (a `kconform matrix run --out` folder has one per "
+                         "subject)")  # fmt: skip
+    pairs = changed(folder)
+    for case_id, subject in sorted(pairs, key=lambda p: (p[1], p[0])):
+        print(f"{subject} {case_id}")
+    print(f"{len(pairs)} (case, subject) pair(s) to run again")
+    return EXIT_OK
+
+
+def render_pages(baselines: Path, out: Path, measured: Path | None = None) -> list[Path]:
     """Write the matrix pages from every baseline in `baselines`; the paths written."""
-    from kconform.reports.matrix import build, load_columns, render_html, render_markdown
+    from kconform.reports.matrix import build, render_html, render_markdown
+    from kconform.reports.matrix_artifact import matrix_columns
     from kconform.rules import RULES
     from kconform.runner import case_catalogue
 
     try:
-        columns = load_columns(sorted(baselines.glob("*.json")))
+        columns = matrix_columns(baselines, measured)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     cases = {c["id"]: c["rules"] for c in case_catalogue()}
@@ -121,19 +148,19 @@ def render_pages(baselines: Path, out: Path) -> list[Path]:
     return pages
 
 
-def readme_tables(baselines: Path, text: str) -> str:
+def readme_tables(baselines: Path, text: str, measured: Path | None = None) -> str:
     """`text` (the README) with its release tables rendered from the baselines again."""
     from kconform.fixtures.targets.registry import target_kinds
     from kconform.reports.bugs import bug_figure
     from kconform.reports.matrix import (
-        load_columns,
         render_implementations,
         render_release_summary,
         replace_summary,
     )
+    from kconform.reports.matrix_artifact import matrix_columns
 
     try:
-        columns = load_columns(sorted(baselines.glob("*.json")))
+        columns = matrix_columns(baselines, measured)
         for kind in summary_kinds():
             text = replace_summary(text, kind, render_release_summary(columns, kind))
         others = [k.name for k in target_kinds() if k.registry_broker]
@@ -179,6 +206,7 @@ def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, lis
 
 def _run_releases(args: argparse.Namespace) -> int:
     from kconform.fixtures.targets.registry import client_cases_target, parse_targets
+    from kconform.reports.matrix_keys import write_keys
     from kconform.reports.model import RunResults
     from kconform.runner import SUITES_DIR
 
@@ -220,6 +248,7 @@ def _run_releases(args: argparse.Namespace) -> int:
             worst = EXIT_ERRORS
             continue
         counts = RunResults.read(results).counts()
+        write_keys(folder, RunResults.read(results))  # what determines each result: `changed`
         print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
         if counts.get("error"):
             worst = EXIT_ERRORS
@@ -236,38 +265,41 @@ def pytest_run(command: list[str], log: Path) -> int:
 
 
 def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: Path) -> None:
-    """Write `<folder>/<name>.json`, saying which verdicts changed (their whys need a look). A
-    3-node baseline keeps only what differs from the release's 1-node one, as the runs layer
-    them (reports.model.layered_baselines)."""
-    from kconform.reports.model import bundles_of, read_baseline, write_baseline
-
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{name}.json"
-    earlier = read_baseline(target) if target.is_file() else None
-    write_baseline(
-        target,
-        subject,
-        run.results,
-        earlier,
-        keep_unrun=keep_unrun,
-        bundles=bundles_of(run, subject),
+    """Record a run: its verdicts as the subject's column of the measured matrix (`docs/matrix.json`
+    beside `folder`), and what its facts do not derive as exceptions in
+    `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
+    that file's `brokers` section), saying which expectations changed (their whys need a look)."""
+    from kconform.reports.expectations import WHYS, prune_whys, subject_path
+    from kconform.reports.matrix_artifact import matrix_artifact, record_column
+    from kconform.reports.model import (
+        bundles_of,
+        capabilities_of,
+        layered_baselines,
+        write_baseline,
     )
-    written = read_baseline(target)
-    if name.endswith("-3brokers"):
-        single = folder / f"{name.removesuffix('-3brokers')}.json"
-        general = read_baseline(single).verdicts if single.is_file() else {}
-        body = json.loads(target.read_text(encoding="utf-8"))
-        body["verdicts"] = {k: v for k, v in written.verdicts.items() if general.get(k) != v}
-        body["why"] = {k: v for k, v in written.why.items() if k in body["verdicts"]}
-        body = {"subject": subject, "brokers": 3, **{k: body[k] for k in ("verdicts", "why")}}
-        target.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written = read_baseline(target)
-    before = earlier.verdicts if earlier else {}
-    for case_id, verdict in written.verdicts.items():
-        if before.get(case_id, verdict) != verdict:
-            print(f"  {target.name}: {case_id} {before[case_id]} -> {verdict} (check its why)")
-        if verdict != "pass" and not written.why.get(case_id):
-            print(f"  {target.name}: {case_id} is {verdict} with no why yet")
+
+    variant = name[len(subject.replace(":", "-")) + 1 :] if name != subject else ""
+    brokers = int(variant.removesuffix("brokers")) if variant.endswith("brokers") else 1
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / WHYS).is_file():
+        (folder / WHYS).write_text("{}\n", encoding="utf-8")
+    target = subject_path(folder, subject)
+    before = layered_baselines([target], brokers) if target.is_file() else {}
+    expected_before, _ = before.get(subject, ({}, {}))
+    mine = [r for r in run.results if r.subject == subject]
+    write_baseline(target, subject, run.results, keep_unrun=keep_unrun,
+                   bundles=bundles_of(run, subject), brokers=brokers,
+                   capabilities=capabilities_of(run, subject))  # fmt: skip
+    record_column(matrix_artifact(folder), subject, variant,
+                  {r.case_id: r.verdict for r in mine}, keep_unrun=keep_unrun)  # fmt: skip
+    prune_whys(folder)
+    expected, why = layered_baselines([target], brokers)[subject]
+    for r in sorted(mine, key=lambda r: r.case_id):
+        was = expected_before.get(r.case_id, "pass")
+        if was != expected[r.case_id]:
+            print(f"  {target}: {r.case_id} {was} -> {expected[r.case_id]} (check its why)")
+        if expected[r.case_id] != "pass" and not why.get(r.case_id):
+            print(f"  {target}: {r.case_id} is {expected[r.case_id]} with no why yet")
 
 
 COMMAND = Command("matrix", "run the suites over many releases; render the matrix",

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
 
 
-def _baselines(paths: list[Path], brokers: int) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+def _baselines(
+    paths: list[Path], brokers: int
+) -> dict[str, tuple[Mapping[str, str], Mapping[str, str]]]:
     """{subject: (verdicts, why)} from `--baseline` files, layered by cluster size as `kconform
     run` layers them (ValueError naming a bad one)."""
     from kconform.reports.model import layered_baselines
@@ -289,7 +292,7 @@ def soak(
     spark: bool,
     master: str | None,
     compare_dir: Path | None,
-    baselines: dict[str, tuple[dict[str, str], dict[str, str]]] | None = None,
+    baselines: dict[str, tuple[Mapping[str, str], Mapping[str, str]]] | None = None,
 ) -> int:
     """Run, judge, report; print the verdicts; the exit code."""
     from kconform.pipelines.soak_outputs import write_outputs

@@ -30,6 +30,7 @@ from kconform.rules import BAD_VERDICTS, RULE_ID, RULES, Level, Verdict, known_r
 __all__ = [
     "BAD_VERDICTS",
     "CASES",
+    "CASE_MODULES",
     "CaseInfo",
     "Family",
     "Level",
@@ -73,6 +74,8 @@ class CaseInfo:
 
 
 CASES: dict[str, CaseInfo] = {}
+CASE_MODULES: dict[str, str] = {}
+"""The module that declares each case: what a matrix result's key digests as its source."""
 """Every case id known to this process, registered at import of the suite modules."""
 
 
@@ -107,6 +110,7 @@ def case(
         if known is not None and known != info:
             raise HarnessDefect(f"case id {id!r} declared twice")
         CASES[id] = info
+        CASE_MODULES[id] = function.__module__
         marked: F = pytest.mark.kconform_case(info)(function)
         return marked
 

@@ -304,12 +304,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--level",), LEVEL_HELP, frozenset({*RUNS, "list"}),
            {"choices": LEVELS, "default": "all"}, pytest=True),
     Option(("--baseline",), "verdict baseline JSON ({subject, verdicts}): a run then fails only "
-           "on differences; on top of the committed baselines/<subject>.json",
+           "on differences; on top of the committed baselines/<kind>/<version>.json",
            frozenset({*RUNS, "soak"}), {"action": "append", "default": []},
            per_command={"soak": {"type": Path, "help": "verdict baseline JSON for the target "
                                  "(known deviations): only changes then fail"}},
            pytest=True),
-    Option(("--no-default-baselines",), "ignore the committed baselines/<subject>.json", RUNS,
+    Option(("--no-default-baselines",),
+           "ignore the committed baselines/<kind>/<version>.json", RUNS,
            {"action": "store_true"}),
     Option(("--case-timeout",), "seconds per case before the plugin gives up on it",
            frozenset(), {"type": number("--case-timeout", float, 0.001), "default": 120.0},
@@ -319,7 +320,7 @@ OPTIONS: tuple[Option, ...] = (
                       "plugin build"}),
            {"type": Path, "default": None},
            per_command={"baseline": {"help": "the baseline file written, e.g. "
-                                     "baselines/<subject>.json"},
+                                     "baselines/<kind>/<version>.json"},
                         "matrix run": {"default": Path("build/matrix"),
                                        "help": "results folder (default build/matrix)"},
                         "matrix render": {"default": Path("docs"), "help": "folder of matrix.md "

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,8 @@ class RunState:
         self.results = RunResults(kconform_version=__version__, started=time.time())
         path = config.getoption("--kconform-results")
         self.results_path = Path(path) if path else None
-        self.baselines: dict[str, dict[str, str]] = {}
-        self.baseline_why: dict[str, dict[str, str]] = {}
+        self.baselines: dict[str, Mapping[str, str]] = {}  # expected of each subject, any case
+        self.baseline_why: dict[str, Mapping[str, str]] = {}
         paths = [Path(b) for b in config.getoption("--baseline")]
         try:
             layered = layered_baselines(paths, config.getoption("--brokers"))

@@ -53,7 +53,8 @@ VERSIONS = tuple(os.environ.get("KCONFORM_KRAFT_VERSIONS", "4.4.0").split(","))
 # The broker suites on 3 brokers through this door are not gated in CI: `make test` judges
 # apache:4.4.0 on 3 nodes already (the same jars), and this run cost CI about 2.3 minutes of its
 # 45. tests/kraft still forms and removes a 3-node cluster of each release. On a 3-broker
-# apache truth (baselines/apache-4.4.0-3brokers.json), KCONFORM_KRAFT_CLUSTER_VERSIONS=4.4.0
+# apache truth (the 3-broker section of baselines/apache/4.4.0.json),
+# KCONFORM_KRAFT_CLUSTER_VERSIONS=4.4.0
 # adds the run and its comparison (3.7.0: apache itself is not steady on 3 nodes there, two
 # subscription cases failed in 2 of 3 runs).
 CLUSTER_VERSIONS = tuple(

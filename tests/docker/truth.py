@@ -1,8 +1,9 @@
 """Same truth through both doors: what apache:<v> gives, as the yardstick for kraft:<v>.
 
 `kraft:<v>` runs release <v> in containers, `apache:<v>` runs it as local processes; the verdicts
-must not depend on the door. The apache baselines (`baselines/apache-<v>[-<N>brokers].json`,
-held against apache:<v> by `make test`) say what apache gives, case by case and per cluster size.
+must not depend on the door. The apache expectations (`baselines/apache/<v>.json`, with
+a section per bigger cluster size, held against apache:<v> by `make test`) say what apache gives,
+case by case and per cluster size.
 Here they are rewritten for the kraft subject (so a kraft run fails on any difference) and
 compared with a kraft run's results (so a test shows the equality, not only its absence of
 failures). Standard library only: `provision.py` runs it outside the venv's pytest.
@@ -27,7 +28,7 @@ def apache_baselines(dirs: Iterable[Path] = BASELINE_DIRS) -> list[tuple[Path, d
     """Every baseline whose subject is an `apache:<version>`, with its document."""
     found = []
     for folder in dirs:
-        for path in sorted(folder.glob("*.json")):
+        for path in sorted(folder.glob("*/*.json")):
             doc = json.loads(path.read_text())
             if isinstance(doc, dict) and str(doc.get("subject", "")).startswith("apache:"):
                 found.append((path, doc))
@@ -41,12 +42,16 @@ def as_kraft(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_kraft_baselines(out: Path, dirs: Iterable[Path] = BASELINE_DIRS) -> list[Path]:
-    """`out/kraft-<name>.json` for every apache baseline; the paths, for `--baseline`."""
-    out.mkdir(parents=True, exist_ok=True)
+    """`out/kraft/<version>.json` for every apache baseline, the whys they cite beside them
+    (`out/whys.json`); the paths, for `--baseline`."""
+    (out / "kraft").mkdir(parents=True, exist_ok=True)
     written = []
     for path, doc in apache_baselines(dirs):
-        target = out / f"kraft-{path.stem.removeprefix('apache-')}.json"
+        target = out / "kraft" / path.name
         target.write_text(json.dumps(as_kraft(doc), indent=1, sort_keys=False) + "\n")
+        whys = path.parent.parent / "whys.json"
+        if whys.is_file():
+            (out / "whys.json").write_text(whys.read_text(encoding="utf-8"), encoding="utf-8")
         written.append(target)
     return written
 
@@ -54,11 +59,17 @@ def write_kraft_baselines(out: Path, dirs: Iterable[Path] = BASELINE_DIRS) -> li
 def expected_verdicts(
     version: str, brokers: int, dirs: Iterable[Path] = BASELINE_DIRS
 ) -> dict[str, str]:
-    """apache:<version>'s verdicts on an N-broker cluster: the general baseline, then the
-    size-specific one (as the pytest plugin layers them)."""
+    """apache:<version>'s verdicts on an N-broker cluster, case by case: every case the measured
+    matrix ran on it (docs/matrix.json), as its expectations (the general ones, then the
+    size-specific ones, as the pytest plugin layers them) say."""
     subject = f"apache:{version}"
     paths = [p for p, d in apache_baselines(dirs) if d["subject"] == subject]
-    return layered_baselines(paths, brokers).get(subject, ({}, {}))[0]
+    if not paths:
+        return {}
+    expected = layered_baselines(paths, brokers)[subject][0]
+    measured = json.loads((REPO / "docs" / "matrix.json").read_text())["columns"]
+    cases = {c for col in measured if col["subject"] == subject for c in col["verdicts"]}
+    return {case: expected[case] for case in sorted(cases | set(expected))}
 
 
 def kraft_runs(results: Mapping[str, Any]) -> dict[tuple[str, int], dict[str, str]]:

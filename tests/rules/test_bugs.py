@@ -18,9 +18,10 @@ from kconform.reports.bugs import (
     cells,
     fixed_releases,
     holding,
-    render_from,
+    render_committed,
 )
 from kconform.reports.matrix import Column, load_columns
+from kconform.reports.matrix_artifact import matrix_columns
 from kconform.reports.rulebook import cases_by_rule
 from kconform.rules import AWAITING_RULE, BUGS, RULES, Known
 from kconform.rules.bugs import affected_ranges, split_who
@@ -119,7 +120,7 @@ def test_a_bundled_librarys_bug_is_held_to_the_release_each_baseline_records(
 def test_every_baseline_of_a_bundling_subject_records_the_release_it_bundled() -> None:
     """Without it a bundled library's bug is shown as "release not recorded" and left out of
     the figure: the data, not the page, must say which librdkafka each subject ran."""
-    columns = load_columns(sorted(BASELINES.glob("*.json")))
+    columns = matrix_columns(BASELINES)
     missing = [
         (c.source, library)
         for system, library in BUNDLED.items()
@@ -167,7 +168,7 @@ def test_every_bug_is_held_to_the_matrix_baselines() -> None:
     on each release named as fixing it, the case passes; a bug whose case passes somewhere it
     affects, or cannot tell its fixed releases apart, says why (`missed`), and only such a bug
     does."""
-    columns = load_columns(sorted(BASELINES.glob("*.json")))
+    columns = matrix_columns(BASELINES)
     problems = []
     for _, bug in BUGS:
         held = holding(bug, columns)
@@ -183,7 +184,7 @@ def test_every_bug_is_held_to_the_matrix_baselines() -> None:
 
 def test_the_committed_page_is_the_record_rendered() -> None:
     page = ROOT / "docs" / "bugs.md"
-    assert page.read_text(encoding="utf-8") == render_from(sorted(BASELINES.glob("*.json"))), (
+    assert page.read_text(encoding="utf-8") == render_committed(), (
         "docs/bugs.md is stale: run `make docs`"
     )
     for path in (page, ROOT / "docs" / "rules.md"):

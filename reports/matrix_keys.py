@@ -1,0 +1,104 @@
+"""What determines a matrix result, as a key stored beside it (issue 44): the case and a digest
+of its source and of the rules it judges, the subject's kind, version and lock digest, and
+kconform's version. A result whose key is unchanged in the current tree needs no new run;
+`changed` lists the (case, subject) pairs that do (a new case included).
+
+The case's source is the module that declares it and the suite folder's `helpers*.py`: coarse
+on purpose, a change there re-runs every case of the module, never too few. The lock is the
+subject's committed dependency lock (`fixtures/lockfiles/<kind>/<version>/`, an Apache release's
+`kafka/<version>/`), "" for a subject built from none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from kconform import __version__
+from kconform.engine.model import CASE_MODULES, CASES
+from kconform.fixtures import lockfiles
+from kconform.fixtures.targets.release_lock import LOCK_KIND
+from kconform.reports.expectations import case_requirements
+from kconform.reports.model import RunResults
+from kconform.rules import RULES
+from kconform.rules.digest import book_digest
+
+__all__ = ["KEYS", "changed", "result_key", "write_keys"]
+
+KEYS = "keys.json"  # beside a subject's results.json in a matrix run's folder
+
+
+@cache
+def _source_digest(module: str) -> str:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return ""
+    path = Path(spec.origin)
+    h = hashlib.sha256()
+    for part in [path, *sorted(path.parent.glob("helpers*.py"))]:
+        h.update(part.name.encode() + b"\0" + part.read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()[:16]
+
+
+@cache
+def _lock_digest(kind: str, version: str) -> str:
+    for name in (kind, LOCK_KIND):
+        try:
+            return lockfiles.digest(lockfiles.find(name, version))
+        except lockfiles.LockMissing:
+            continue
+    return ""
+
+
+def result_key(case_id: str, subject: str) -> dict[str, str]:
+    """The parts that determine `case_id`'s verdict on `subject` in the current tree."""
+    case_requirements()  # the suites imported: their modules are known
+    info = CASES.get(case_id)
+    rules = [RULES[r] for r in info.rules if r in RULES] if info else []
+    parts = re.split(r"[:@]", subject, maxsplit=1)
+    kind, version = parts[0], parts[1] if len(parts) == 2 else ""
+    return {
+        "case": case_id,
+        "source": _source_digest(CASE_MODULES.get(case_id, "")),
+        "rules": book_digest(rules) if rules else "",
+        "kind": kind,
+        "version": version,
+        "lock": _lock_digest(kind, version) if version else "",
+        "kconform": __version__,
+    }
+
+
+def write_keys(folder: Path, run: RunResults) -> Path:
+    """`<folder>/keys.json`: {subject: {case id: key}} of every result of the run."""
+    keys: dict[str, dict[str, dict[str, str]]] = {}
+    for r in run.results:
+        keys.setdefault(r.subject, {})[r.case_id] = result_key(r.case_id, r.subject)
+    path = folder / KEYS
+    path.write_text(json.dumps(keys, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def changed(stored: Path) -> list[tuple[str, str]]:
+    """(case id, subject) of every pair in a stored matrix result (its `*/keys.json`, or one
+    folder's) whose key differs in the current tree, and of every declared case of a stored
+    subject's kind (broker or client) that it holds no result for: what a run must redo."""
+    paths = [stored / KEYS] if (stored / KEYS).is_file() else sorted(stored.glob(f"*/{KEYS}"))
+    out: set[tuple[str, str]] = set()
+    for path in paths:
+        results = path.parent / "results.json"
+        kinds = {(r.subject, r.subject_kind) for r in RunResults.read(results).results} if (
+            results.is_file()) else set()  # fmt: skip
+        keys = json.loads(path.read_text(encoding="utf-8"))
+        for subject, cases in keys.items():
+            for case_id, key in cases.items():
+                if result_key(case_id, subject) != key:
+                    out.add((case_id, subject))
+            for held, kind in kinds:
+                if held == subject:
+                    out |= {(c.id, subject) for c in CASES.values()
+                            if c.kind == kind and c.id not in cases}  # fmt: skip
+    return sorted(out)
