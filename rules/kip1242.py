@@ -15,6 +15,13 @@ _IS_VALID = "clients/src/main/java/org/apache/kafka/common/requests/ApiVersionsR
 _APIS = ("core/src/main/scala/kafka/server/KafkaApis.scala handleApiVersionsRequest "
          "(clusterIdOrNodeIdIsInvalid)")  # fmt: skip
 _SECTION = "ApiVersions v5"
+_NC = (
+    "clients/src/main/java/org/apache/kafka/clients/NetworkClient.java "
+    "handleInitiateApiVersionRequests, handleApiVersionsResponse (4.4.0)"
+)
+_KGO = (
+    "franz-go v1.22.3 pkg/kgo/broker.go (the ApiVersions request), client.go rebootstrapMisrouted"
+)
 _KFAKE = "franz-go pkg/kfake 18_api_versions.go (snapshot v0.0.0-20260918054303-01f206a7e32c)"
 
 RULES = (
@@ -51,4 +58,27 @@ RULES = (
          known=(Known("Apache 4.4.0", "conforms (error body: no ApiKeys)",
                       f"{_APIS}; ApiVersionsRequest.getErrorResponse; {_SCHEMA}"),
                 Known("kfake 2026-09-18", "conforms", _KFAKE))),
+    # --- client ---------------------------------------------------------------------------------
+    Rule("kip1242.client.identity_correct", Level.MUST, "KIP-1242", _SECTION,
+         "",
+         "A client that names a cluster and node in ApiVersions v5 names both, the cluster id "
+         "the cluster's Metadata gave it and the node id of the broker that connection is to "
+         "(the schema: \"The cluster ID the client intends to connect to\", \"The node ID the "
+         "client intends to connect to\"); naming neither is allowed (\"if known\").",
+         behaviour="B.5",
+         known=(Known("Java client 4.4.0", "conforms (metadata.cluster.check.enable, default "
+                      "true; not with metadata.recovery.strategy=none; never to a bootstrap "
+                      "address)", _NC),
+                Known("franz-go v1.22.3", "conforms (seeds get neither)", _KGO))),
+    Rule("kip1242.client.misrouted_disconnects", Level.MUST, "KIP-1242", _SECTION,
+         "",
+         "A client answered REBOOTSTRAP_REQUIRED to its ApiVersions v5 sends nothing more on "
+         "that connection and closes it (the error says the node is not the one it named: "
+         "\"Client metadata is stale. The client should rebootstrap\", Errors.java).",
+         behaviour="B.5",
+         known=(Known("Java client 4.4.0", "conforms (closes every connection and rebootstraps "
+                      "when metadata.recovery.strategy=rebootstrap; closes that one otherwise)",
+                      _NC),
+                Known("franz-go v1.22.3", "conforms (drops every discovered broker, refreshes "
+                      "metadata from the seeds)", _KGO))),
 )  # fmt: skip
