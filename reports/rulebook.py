@@ -32,6 +32,8 @@ CITATION = re.compile(
 GROUPS = (
     ("kip511.apiversions.", "KIP-511, broker: ApiVersions"),
     ("kip511.client.", "KIP-511, client"),
+    ("kip1242.apiversions.", "KIP-1242, broker: ApiVersions v5 cluster and node check"),
+    ("kip1242.client.", "KIP-1242, client"),
     ("kip714.apiversions.", "KIP-714, broker: advertising telemetry"),
     ("kip714.get.", "KIP-714, broker: GetTelemetrySubscriptions"),
     ("kip714.instances.", "KIP-714, broker: client instances"),

@@ -11,7 +11,15 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from kconform.errors import HarnessDefect
-from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
+from kconform.rules import (
+    configs,
+    kip511,
+    kip714_broker,
+    kip714_client,
+    kip1242,
+    otlp_payload,
+    soak,
+)
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.bugs import AWAITING_RULE
 from kconform.rules.model import (
@@ -47,6 +55,7 @@ __all__ = [
 
 _ALL = (
     kip511.RULES
+    + kip1242.RULES
     + kip714_broker.RULES
     + kip714_client.RULES
     + configs.RULES

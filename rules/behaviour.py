@@ -10,9 +10,9 @@ _CMM = "server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java"
 
 SECTIONS = (
     Section("A.1", "ApiVersions schema",
-            "Versions 0-3 (3.7, 3.8) or 0-4 (3.9+); v3 adds ClientSoftwareName and "
-            "ClientSoftwareVersion. From 3.9, features whose minimum is 0 are left out of "
-            "responses below v4.",
+            "Versions 0-3 (3.7, 3.8), 0-4 (3.9-4.3) or 0-5 (4.4+); v3 adds ClientSoftwareName "
+            "and ClientSoftwareVersion, v5 the request's ClusterId and NodeId (KIP-1242). From "
+            "3.9, features whose minimum is 0 are left out of responses below v4.",
             "clients/src/main/resources/common/message/ApiVersions{Request,Response}.json"),
     Section("A.2", "Telemetry schemas",
             "GetTelemetrySubscriptions (71) and PushTelemetry (72) have one version, v0, "
@@ -50,6 +50,18 @@ SECTIONS = (
             "Listed only when a metrics reporter provides a ClientTelemetry receiver; a broker "
             "without one still processes them if sent.",
             "ApiVersionsResponse.filterApis; DefaultApiVersionManager (4.1)"),
+    Section("B.5", "ApiVersions v5: cluster and node check (KIP-1242, 4.4+)",
+            "In order: an unsupported version gets the B.2 fallback; a v5 request with a "
+            "ClusterId but NodeId -1, or a NodeId but no ClusterId, fails isValid and gets "
+            "INVALID_REQUEST; one whose non-null ClusterId is not the broker's cluster id, or "
+            "whose NodeId is not its broker id, gets REBOOTSTRAP_REQUIRED (129); otherwise the "
+            "usual answer. Error bodies carry no ApiKeys. The Java client (metadata.cluster."
+            "check.enable, default true, ignored with metadata.recovery.strategy=none) sends "
+            "the cluster id its Metadata gave and the node id when both are known (never to a "
+            "bootstrap address, whose id is negative); on REBOOTSTRAP_REQUIRED it closes every "
+            "connection and rebootstraps, on any other error it closes that connection.",
+            "KafkaApis.scala handleApiVersionsRequest; ApiVersionsRequest.java isValid; "
+            "NetworkClient.java handleInitiateApiVersionRequests, handleApiVersionsResponse"),
     Section("C.1", "Request wiring",
             "Any exception from the telemetry manager becomes INVALID_REQUEST; the manager never "
             "throttles through ThrottleTimeMs. A request the broker cannot parse closes its "

@@ -95,25 +95,26 @@ def test_versions_before_3_are_always_valid_and_register_nothing(version: int) -
     assert s.broker.client_software("conn-1") is None
 
 
-@pytest.mark.parametrize("version", [5, 100, 32767, -1])
+@pytest.mark.parametrize("version", [6, 100, 32767, -1])
 def test_unsupported_version_gets_v0_with_only_api_versions(version: int) -> None:
     s = session()
     outcome = s.send_frame(raw_request_frame(18, version, b"\x00"))
     assert outcome.response_version == 0
     assert outcome.error_code == ErrorCode.UNSUPPORTED_VERSION
-    assert keys(outcome) == {18: (0, 4)}
+    assert keys(outcome) == {18: (0, 5)}
     assert not outcome.close_after
 
 
 def test_fallback_follows_the_advertised_range_not_the_codec() -> None:
-    """The codec reads ApiVersions v5 (Kafka 4.4, KIP-1242); the reference advertises v0-4, so
-    a well-formed v5 request still gets the v0 fallback, as Apache 3.9-4.3 answer it."""
-    assert 5 in ApiVersionsRequest.valid_versions
+    """The reference advertises v0-5 as Apache 4.4 does: a v5 request is answered at v5, and a
+    v6 one (which the codec cannot read either) gets the v0 fallback naming v0-5."""
+    assert 5 in ApiVersionsRequest.valid_versions and 6 not in ApiVersionsRequest.valid_versions
     s = session()
     outcome = s.send(ApiVersionsRequest(client_software_name="a", client_software_version="1"), 5)
-    assert outcome.response_version == 0
-    assert outcome.error_code == ErrorCode.UNSUPPORTED_VERSION
-    assert keys(outcome) == {18: (0, 4)}
+    assert (outcome.response_version, outcome.error_code) == (5, ErrorCode.NONE)
+    fallback = s.send_frame(raw_request_frame(18, 6, b""))
+    assert (fallback.response_version, fallback.error_code) == (0, ErrorCode.UNSUPPORTED_VERSION)
+    assert keys(fallback) == {18: (0, 5)}
 
 
 def test_known_version_with_unreadable_body_closes_without_answer() -> None:
@@ -134,7 +135,7 @@ def test_telemetry_keys_advertised_iff_enabled(enabled: bool, advertised: bool) 
 def test_advertised_table_is_backend_plus_reference_ranges() -> None:
     table = keys(session().api_versions())
     assert table[0] == BACKEND_APIS[0] and table[3] == BACKEND_APIS[3]
-    assert table[18] == (0, 4)  # the reference answers ApiVersions itself, above the backend's 3
+    assert table[18] == (0, 5)  # the reference answers ApiVersions itself, above the backend's 3
     assert table[32] == (0, 4) and table[33] == (0, 2) and table[44] == (0, 1)
     assert table[71] == (0, 0) and table[72] == (0, 0) and table[74] == (0, 1)
 

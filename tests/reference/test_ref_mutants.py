@@ -13,6 +13,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kconform.codecs.compression import compress
 from kconform.codecs.messages import (
+    ApiVersionsRequest,
     DescribeConfigsRequest,
     ListConfigResourcesRequest,
     ProduceRequest,
@@ -164,6 +165,20 @@ def api_versions(name: str) -> Callable[[frozenset[str]], object]:
     return run
 
 
+def api_versions_v5(cluster_id: str | None, node_id: int) -> Callable[[frozenset[str]], object]:
+    """The error code of ApiVersions v5 naming (`cluster_id`, `node_id`) at broker 0 of cluster
+    "c" (KIP-1242, §B.5)."""
+
+    def run(m: frozenset[str]) -> object:
+        s = session(m, subscriptions={})
+        s.broker.cluster_id = "c"
+        body = ApiVersionsRequest(client_software_name="a", client_software_version="1",
+                                  cluster_id=cluster_id, node_id=node_id)  # fmt: skip
+        return s.send(body, 5).error_code
+
+    return run
+
+
 def fallback_keys(m: frozenset[str]) -> object:
     outcome = session(m, subscriptions={}).send_frame(raw_request_frame(18, 32767, b"\x00"))
     assert outcome.response_body is not None
@@ -257,6 +272,10 @@ SCENARIOS: dict[str, tuple[Callable[[frozenset[str]], object], object]] = {
     "config_unknown_key_accepted": (config_error({"colour": "red"}), 42),
     "list_types_ignored": (listed_for_broker_type, []),
     "describe_omits_defaults": (described_keys, ["interval.ms", "match", "metrics"]),
+    "kip1242_half_pair_accepted": (api_versions_v5(None, 0), 42),
+    "kip1242_absent_refused": (api_versions_v5(None, -1), 0),
+    "kip1242_own_refused": (api_versions_v5("c", 0), 0),
+    "kip1242_misrouted_served": (api_versions_v5("other", 0), 129),
     "software_name_unchecked": (api_versions("kafka_python"), (42, False)),
     "invalid_software_name_closes": (api_versions("-bad"), (42, False)),
     "apiversions_no_fallback": (fallback_keys, [18]),
