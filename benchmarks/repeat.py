@@ -55,6 +55,20 @@ def table(verdicts: dict[Key, list[str]], seconds: dict[Key, list[float]], runs:
     return "\n".join(rows)
 
 
+def causes(verdicts: dict[Key, list[str]], messages: dict[Key, list[str]]) -> str:
+    """For each pair that varied: every run whose verdict was not the most common one, with its
+    message, so the table says why, not only how often."""
+    out = []
+    for key in sorted(verdicts):
+        found = Counter(verdicts[key])
+        if len(found) < 2:
+            continue
+        usual = found.most_common(1)[0][0]
+        out.append(f"\n**{key[0]} on {key[1]}**, runs that did not give {usual}:\n")
+        out += [f"- {m}" for m in messages[key] if m.split(": ", 2)[1] != usual]
+    return "\n".join(out) + ("\n" if out else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--client", required=True, help="--client of kconform run (a,b,...)")
@@ -65,6 +79,7 @@ def main() -> None:
     opts = parser.parse_args()
     verdicts: dict[Key, list[str]] = {}
     seconds: dict[Key, list[float]] = {}
+    messages: dict[Key, list[str]] = {}  # each run's verdict and message, to say why one varied
     walls = []
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(opts.runs):
@@ -73,6 +88,9 @@ def main() -> None:
             for r in results.results:
                 verdicts.setdefault((r.case_id, r.subject), []).append(r.verdict)
                 seconds.setdefault((r.case_id, r.subject), []).append(r.duration)
+                messages.setdefault((r.case_id, r.subject), []).append(
+                    f"run {number + 1}: {r.verdict}: {r.message[:400]}"
+                )
             print(f"run {number + 1}/{opts.runs}: {wall:.0f} s, {len(results.results)} results",
                   file=sys.stderr)  # fmt: skip
     varying = sum(1 for v in verdicts.values() if len(set(v)) > 1 or len(v) < opts.runs)
@@ -81,7 +99,7 @@ def main() -> None:
             f"{opts.runs} runs of `kconform run -j {opts.jobs}`, wall {sum(walls):.0f} s "
             f"(median {statistics.median(walls):.0f} s a run); {len(verdicts)} case/client "
             f"pairs, {varying} with more than one verdict.\n\n"
-            f"{table(verdicts, seconds, opts.runs)}\n")  # fmt: skip
+            f"{table(verdicts, seconds, opts.runs)}\n{causes(verdicts, messages)}")  # fmt: skip
     print(text)
     if opts.table is not None:
         opts.table.parent.mkdir(parents=True, exist_ok=True)
