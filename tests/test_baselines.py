@@ -225,3 +225,21 @@ def test_kconform_baseline_records_what_the_subject_bundled(tmp_path: Path) -> N
     assert main(["baseline", str(tmp_path / "r.json"), "--subject", result.subject,
                  "--out", str(out)]) == 0  # fmt: skip
     assert read_baseline(out).bundles == {"librdkafka": "2.6.1"}
+
+
+def test_kconform_baseline_from_a_run_of_some_cases_keeps_the_other_entries(
+    tmp_path: Path,
+) -> None:
+    """Recording a new case's verdicts (a run with --cases) must not erase what the earlier
+    runs recorded for the cases it did not run."""
+    from kconform.cli import main
+
+    old, new = _result("fail", None), _result("unsupported", None)
+    new.case_id = "kip714.client.x.new"
+    out = tmp_path / "b.json"
+    for result in (old, new):
+        RunResults("0", 0.0, 1.0, subjects=[{"name": result.subject, "kind": "client"}],
+                   results=[result]).write(tmp_path / "r.json")  # fmt: skip
+        assert main(["baseline", str(tmp_path / "r.json"), "--subject", result.subject,
+                     "--out", str(out)]) == 0  # fmt: skip
+    assert read_baseline(out).verdicts == {old.case_id: "fail", new.case_id: "unsupported"}

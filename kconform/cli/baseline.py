@@ -84,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
         earlier = read_baseline(args.out) if args.out.is_file() else None
     except ValueError:
         earlier = None
-    write_baseline(
+    write_baseline(  # keep_unrun: a run of some cases (--cases) leaves the others' entries be
         args.out, args.subject, results.results, earlier, bundles=bundles_of(results, args.subject),
-        capabilities=capabilities_of(results, args.subject),
+        capabilities=capabilities_of(results, args.subject), keep_unrun=True,
     )  # fmt: skip
     count = sum(1 for r in results.results if r.subject == args.subject)
     listed = len(read_baseline(args.out).verdicts)
