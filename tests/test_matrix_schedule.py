@@ -241,3 +241,21 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_the_matrix_page_shows_what_changed_since_another_matrix(tmp_path: Path) -> None:
+    from kconform.cli.matrix import render_pages
+
+    root = Path(__file__).resolve().parents[1] / "baselines"
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    body = json.loads((root / "apache-4.4.0.json").read_text())
+    case = next(c for c, v in body["verdicts"].items() if v == "pass")
+    body["verdicts"][case] = "fail"
+    (earlier / "apache-4.4.0.json").write_text(json.dumps(body))
+    md, page = render_pages(root, tmp_path / "pages", earlier)
+    text = md.read_text()
+    assert "## What changed" in text and f"`apache-4.4.0 {case}: fail -> pass`" in text
+    assert "<h2>What changed</h2>" in page.read_text()
+    unchanged = render_pages(root, tmp_path / "same", root)[0].read_text()
+    assert "Nothing: the same subjects, cases and verdicts." in unchanged
