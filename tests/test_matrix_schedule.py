@@ -259,3 +259,27 @@ def test_the_matrix_page_shows_what_changed_since_another_matrix(tmp_path: Path)
     assert "<h2>What changed</h2>" in page.read_text()
     unchanged = render_pages(root, tmp_path / "same", root)[0].read_text()
     assert "Nothing: the same subjects, cases and verdicts." in unchanged
+
+
+def test_a_3_node_baseline_is_recorded_after_its_releases_1_node_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--write-baselines` side by side keeps the order one run after another had: the 3-node
+    baseline lists what differs from the 1-node one, so it is written after it even when its
+    run ends first."""
+    from kconform.cli import matrix as cli_matrix
+    from kconform.matrix import schedule
+
+    def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+        RunResults("0", 0.0).write(log.with_name("results.json"))
+        return _sleeper(0.1 if log.parent.name.endswith("3brokers") else 1.5)
+
+    recorded: list[str] = []
+    monkeypatch.setattr(schedule, "start", start)
+    monkeypatch.setattr(cli_matrix, "_record", lambda s, name, *a: recorded.append(name))
+    argv = ["matrix", "run", "--releases", "4.4.0", "--cluster", "4.4.0", "--no-clients",
+            "--write-baselines", "--baselines", str(tmp_path / "b"), "--out",
+            str(tmp_path / "out"), "--costs", str(tmp_path / "c.json"), "-j", "2"]  # fmt: skip
+    assert main(argv) == 0
+    assert recorded == ["apache-4.4.0", "apache-4.4.0-3brokers"]
+    assert sorted(json.loads((tmp_path / "c.json").read_text())) == recorded

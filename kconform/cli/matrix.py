@@ -230,6 +230,20 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
     worst = EXIT_OK
     ran: list[str] = []
     write_manifest(args.out, manifest(plan, args.cases or "", shard, ran))
+    unrecorded = {r.name for r in runs}
+    waiting: list[tuple[Run, RunResults]] = []  # to record once the run they build on is
+
+    def record(run: Run, results: RunResults) -> None:
+        """Its baseline, as one run after another wrote them: a run building on another's
+        baseline (`Run.after`) waits for that one's."""
+        if run.after in unrecorded:
+            waiting.append((run, results))
+            return
+        _record(run.subject, run.name, results, bool(args.cases), args.baselines)
+        unrecorded.discard(run.name)
+        for entry in [w for w in waiting if w[0].after == run.name]:
+            waiting.remove(entry)
+            record(*entry)
 
     def launch(run: Run) -> subprocess.Popen[bytes]:
         folder = args.out / run.name
@@ -246,6 +260,7 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
             print(f"{end.run.name}: no results ({took}, pytest exit {end.code}; "
                   f"see {folder / 'pytest.log'})")  # fmt: skip
             worst = EXIT_ERRORS
+            failed(end.run)
             return
         run_results = RunResults.read(results)
         counts = run_results.counts()
@@ -259,10 +274,22 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
             costs[end.run.name] = end.seconds
             write_costs(args.costs, costs)
         if args.write_baselines:
-            _record(end.run.subject, end.run.name, run_results, bool(args.cases),
-                    args.baselines)  # fmt: skip
+            record(end.run, run_results)
+        else:
+            unrecorded.discard(end.run.name)
 
-    run_all(runs, costs=costs, jobs=jobs, memory_mb=memory, launch=launch, done=done)
+    def failed(run: Run) -> None:
+        """A run that wrote nothing: what waits for it is recorded on its own."""
+        unrecorded.discard(run.name)
+        for entry in [w for w in waiting if w[0].after == run.name]:
+            waiting.remove(entry)
+            record(*entry)
+
+    try:
+        run_all(runs, costs=costs, jobs=jobs, memory_mb=memory, launch=launch, done=done)
+    finally:
+        for run, results in list(waiting):  # interrupted before what they build on ended
+            _record(run.subject, run.name, results, bool(args.cases), args.baselines)
     return worst
 
 

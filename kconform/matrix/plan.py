@@ -33,6 +33,9 @@ class Run:
     flags: tuple[str, ...]
     estimate: float  # seconds, from its kind's declaration
     memory_mb: int  # what it holds at once: the harness, its JVMs' heaps, its clients
+    # a run whose baseline this one's is written against (the 3-node one lists what differs
+    # from its release's 1-node one): recorded after it, whichever ends first
+    after: str = ""
 
 
 def heap_mb(option: str) -> int:
@@ -44,14 +47,16 @@ def heap_mb(option: str) -> int:
     return {"k": size // 1024, "m": size, "g": size * 1024, "": size >> 20}[unit]
 
 
-def _broker_run(target: str, name: str, nodes: int, suites: tuple[str, ...]) -> Run:
+def _broker_run(
+    target: str, name: str, nodes: int, suites: tuple[str, ...], after: str = ""
+) -> Run:
     from kconform.fixtures.targets.kind import split_entry
     from kconform.fixtures.targets.registry import target_kind
 
     kind = target_kind(split_entry(target)[0])
     node = heap_mb(kind.jvm_heap()) if kind.jvm_heap else kind.node_memory_mb
     return Run(target, name, suites, ("--target", target, "--brokers", str(nodes)),
-               kind.matrix_seconds, HARNESS_MB + nodes * node)  # fmt: skip
+               kind.matrix_seconds, HARNESS_MB + nodes * node, after)  # fmt: skip
 
 
 def _client_run(client: str) -> Run:
@@ -85,7 +90,8 @@ def plan_runs(
         if release_clients:
             runs.append(_client_run(f"java:{release}"))
         if release == cluster:
-            runs.append(_broker_run(target, name + "-3brokers", CLUSTER, ("broker", "volumes")))
+            suites = ("broker", "volumes")
+            runs.append(_broker_run(target, f"{name}-3brokers", CLUSTER, suites, after=name))
     runs += [_broker_run(t, t.replace(":", "-"), 1, ("broker", "volumes", "fuzz")) for t in targets]
     runs += [_client_run(c) for c in clients]
     names = [r.name for r in runs]
