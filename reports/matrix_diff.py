@@ -71,13 +71,24 @@ class MatrixDiff:
         }  # fmt: skip
 
 
+def _same(a: str, b: str) -> bool:
+    """Equal, or one side a run's verdict that the other side, a baseline accepting several
+    (`pass|non-strict`), allows."""
+    from kconform.reports.model import baseline_verdicts
+
+    one, other = baseline_verdicts(a), baseline_verdicts(b)
+    return one == other or (len(one) == 1 and one[0] in other) or (
+        len(other) == 1 and other[0] in one)  # fmt: skip
+
+
 def diff(a: Mapping[str, Mapping[str, str]], b: Mapping[str, Mapping[str, str]]) -> MatrixDiff:
-    """Subjects and cases added and removed, verdicts changed, from `a` to `b`."""
+    """Subjects and cases added and removed, verdicts changed, from `a` to `b`; a verdict a
+    baseline of several accepts is no change."""
     out = MatrixDiff(sorted(b.keys() - a.keys()), sorted(a.keys() - b.keys()))
     for subject in sorted(a.keys() & b.keys()):
         old, new = a[subject], b[subject]
         out.changed += [(subject, c, old[c], new[c]) for c in sorted(old.keys() & new.keys())
-                        if old[c] != new[c]]  # fmt: skip
+                        if not _same(old[c], new[c])]  # fmt: skip
         out.cases_added += [(subject, c, new[c]) for c in sorted(new.keys() - old.keys())]
         out.cases_removed += [(subject, c, old[c]) for c in sorted(old.keys() - new.keys())]
     return out

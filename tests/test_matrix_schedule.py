@@ -197,6 +197,10 @@ def test_matrix_diff_reads_baseline_folders(tmp_path: Path) -> None:
     verdicts = load_verdicts(root)
     assert verdicts.get("apache-4.4.0")
     assert diff(verdicts, verdicts).empty()
+    accepted = {"s": {"c": "pass|non-strict"}}
+    assert diff(accepted, {"s": {"c": "pass"}}).empty()  # a run's verdict the baseline allows
+    assert diff(accepted, {"s": {"c": "fail"}}).changed == [("s", "c", "pass|non-strict", "fail")]
+    assert diff(accepted, {"s": {"c": "pass"}}) == diff({"s": {"c": "pass"}}, accepted)
 
 
 def test_every_run_dies_with_a_killed_matrix(tmp_path: Path) -> None:
