@@ -188,8 +188,13 @@ MATRIX_CLIENTS ?= confluent-kafka@2.5.0 confluent-kafka@2.5.3 confluent-kafka@2.
 # Other implementations of the broker side, at the version each kind's committed lock pins
 # (`kconform targets` lists them; tansu's first build takes about 46 minutes on 2 cores)
 MATRIX_TARGETS ?= kfake@v0.0.0-20260918054303-01f206a7e32c tansu@0.6.0
+# The runs go side by side, the longest first by benchmarks/matrix-costs.json (each run's last
+# wall time, rewritten as each ends), one per core unless MATRIX_FLAGS says (`-j 4`, `--shard
+# 1/3`, `--memory 8000`; docs/targets.md, "The matrix side by side")
+MATRIX_FLAGS ?=
 matrix: $(STAMP)
 	KCONFORM_KAFKA_DISTS= SPARK_LOCAL_IP=127.0.0.1 $(BIN)/kconform matrix run --write-baselines \
+	  $(MATRIX_FLAGS) \
 	  --releases $(subst $(space),$(comma),$(strip $(MATRIX_RELEASES))) --cluster $(MATRIX_CLUSTER) \
 	  --targets $(subst $(space),$(comma),$(strip $(MATRIX_TARGETS))) \
 	  --clients $(subst $(space),$(comma),$(strip $(MATRIX_CLIENTS)))

@@ -191,8 +191,9 @@ def _css(entry: str | None) -> str:
     return "pass"
 
 
-def render_markdown(matrix: Matrix) -> str:
-    out = ["# The release matrix", "", INTRO, ""]
+def render_markdown(matrix: Matrix, changes: str = "") -> str:
+    """The page; `changes`, a "What changed" section (reports.matrix_diff), after the intro."""
+    out = ["# The release matrix", "", INTRO, "", *([changes] if changes else [])]
     for section in matrix.sections:
         out += [f"## {section.title}", "",
                 "| case | " + " | ".join(f"`{c.label}`" for c in section.columns) + " |",
@@ -212,11 +213,12 @@ def render_markdown(matrix: Matrix) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_html(matrix: Matrix) -> str:
+def render_html(matrix: Matrix, changes: str = "") -> str:
     esc = html.escape
     body = [
         "<h1>The release matrix</h1>",
         "<p>" + re.sub(r"`([^`]*)`", r"<code>\1</code>", esc(INTRO)) + "</p>",
+        *([changes] if changes else []),
     ]
     for section in matrix.sections:
         head = "".join(f"<th>{esc(c.label)}</th>" for c in section.columns)

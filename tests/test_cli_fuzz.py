@@ -52,7 +52,7 @@ STAND_INS = [
     ("kconform.cli.volumes", "_produce_and_collect"),
     ("kconform.fixtures.targets.kafka_dist", "build_plugin"),
     ("kconform.pipelines.soak_outputs", "rerender"),
-    ("kconform.cli.matrix", "pytest_run"),
+    ("kconform.matrix.schedule", "start"),
     ("kconform.cli.matrix", "render_pages"),
 ]
 

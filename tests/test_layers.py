@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "kconform.pipelines",
             "kconform.plugin",
             "kconform.cli",
+            "kconform.matrix",
             "kconform.runner",
         ),
     ),

@@ -4,13 +4,17 @@
 volume and fuzz suites on one node, the client suites on that release's Java client, and on
 `--cluster` the broker and volume suites on three nodes; `--clients confluent-kafka@2.5.0,...`
 certifies each named client driver against the reference. Each run is a pytest process of its
-own, its results in `--out`. With `--write-baselines` each subject's verdicts become its column
-of the measured matrix (`docs/matrix.json`) and what its facts do not derive its exceptions in
-`baselines/<kind>/<version>.json` (reports.expectations), keeping the `why` of every entry
-whose verdict did not change: a new non-pass has none until someone writes it, and
-`tests/test_matrix.py` fails until then. `kconform matrix render` writes `docs/matrix.md` and
-`docs/matrix.html` from the measured matrix and the expectations, and the README's release
-tables.
+own, its results in `--out/<name>/`; they run side by side, the longest first by their last
+recorded cost (`--costs`), as many at once as `-j` and `--memory` allow (kconform.matrix);
+`--shard K/N` runs a deterministic part, `kconform matrix merge` joins the parts' folders, and
+`kconform matrix diff A B` says what changed between two matrices. With `--write-baselines`
+each subject's verdicts become its column of the measured matrix (`docs/matrix.json`) and what
+its facts do not derive its exceptions in `baselines/<kind>/<version>.json`
+(reports.expectations), keeping the `why` of every entry whose verdict did not change: a new
+non-pass has none until someone writes it, and `tests/test_matrix.py` fails until then.
+`kconform matrix changed <out>` lists the (case, subject) pairs whose inputs changed since a
+stored run. `kconform matrix render` writes `docs/matrix.md` and `docs/matrix.html` from the
+measured matrix and the expectations, and the README's release tables.
 
 Both write where they are told, relative to the current folder by default (`./baselines`,
 `./docs`, `./README.md`): from a checkout's root (`make matrix`) those are the committed files;
@@ -22,11 +26,9 @@ others.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,11 +39,14 @@ from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
 if TYPE_CHECKING:
+    from kconform.matrix.plan import Run
+    from kconform.matrix.shard import Shard
     from kconform.reports.model import RunResults
 
-__all__ = ["COMMAND", "pytest_run", "readme_tables", "render_pages"]
+__all__ = ["COMMAND", "readme_tables", "render_pages"]
 
 WRITTEN_BASELINES = Path("baselines")  # where --write-baselines writes, under the current folder
+COSTS = Path("benchmarks/matrix-costs.json")  # each run's last wall time, under the current folder
 DOCS = Path("docs")
 README = Path("README.md")
 
@@ -60,7 +65,7 @@ def _apache() -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True,
-                                    metavar="{run,render,changed}")  # fmt: skip
+                                    metavar="{run,merge,diff,changed,render}")  # fmt: skip
     run = actions.add_parser("run", help="run the suites on each release; results in --out")
     run.add_argument("--releases", default="", help="Apache Kafka versions, comma separated")
     run.add_argument("--clients", default="",
@@ -81,6 +86,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="the folder --write-baselines reads earlier whys from and writes "
                      "<subject>.json into (default ./baselines: the committed folder when run "
                      "from a checkout's root; never the installed package's)")  # fmt: skip
+    run.add_argument("-j", "--jobs", type=int, default=None,
+                     help="runs at once (default: one per core)")  # fmt: skip
+    run.add_argument("--memory", type=int, default=None, metavar="MB",
+                     help="memory the runs going may hold together: each JVM node by its -Xmx, "
+                     "each client and registry broker by its kind's estimate (default: 4/5 of "
+                     "what the system has available)")  # fmt: skip
+    run.add_argument("--shard", default="", metavar="K/N",
+                     help="run part K of N: the same runs and costs give every machine the "
+                     "same parts, of about equal cost; `matrix merge` joins their --out "
+                     "folders")  # fmt: skip
+    run.add_argument("--costs", type=Path, default=COSTS,
+                     help="each run's last wall time, read to start the longest first and to "
+                     "split shards, written after each whole run (not with --cases or --shard; "
+                     "default ./benchmarks/matrix-costs.json)")  # fmt: skip
+    merge = actions.add_parser("merge", help="join shard result folders into one")
+    merge.add_argument("folders", type=Path, nargs="+", help="the shards' --out folders")
+    merge.add_argument("--out", type=Path, required=True, help="the joined folder (new or empty)")
+    diff = actions.add_parser("diff", help="verdicts changed, subjects and cases added or removed")
+    diff.add_argument("a", type=Path, help="the earlier matrix: a result or baselines folder")
+    diff.add_argument("b", type=Path, help="the later one")
+    diff.add_argument("--json", action="store_true", help="JSON instead of text")
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=None,
                         help="the baselines read (default: kconform's own)")  # fmt: skip
@@ -88,6 +114,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the measured matrix read (default: docs/matrix.json beside the "
                         "baselines, as in a checkout)")  # fmt: skip
     add_options(render, "matrix render")  # --out
+    render.add_argument("--diff", type=Path, default=None, metavar="FOLDER",
+                        help="add a section of what changed from FOLDER (results or "
+                        "baselines) to the baselines rendered")  # fmt: skip
     render.add_argument("--readme", type=Path, default=README,
                         help="the file whose release tables are rewritten (default ./README.md; "
                         "skipped, and said, when it does not exist)")  # fmt: skip
@@ -100,7 +129,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "render":
         baselines = args.baselines or locations.baselines()
-        for page in render_pages(baselines, args.out, args.matrix):
+        for page in render_pages(baselines, args.out, args.matrix, args.diff):
             print(f"wrote {page}")
         if not args.readme.is_file():
             print(f"no {args.readme} here: release tables not rewritten (--readme names one)")
@@ -111,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.action == "changed":
         return _changed(args.results)
+    if args.action == "merge":
+        return _merge(args)
+    if args.action == "diff":
+        return _diff(args)
     return _run_releases(args)
 
 
@@ -128,10 +161,14 @@ def _changed(folder: Path) -> int:
     return EXIT_OK
 
 
-def render_pages(baselines: Path, out: Path, measured: Path | None = None) -> list[Path]:
-    """Write the matrix pages from every baseline in `baselines`; the paths written."""
+def render_pages(
+    baselines: Path, out: Path, measured: Path | None = None, since: Path | None = None
+) -> list[Path]:
+    """Write the matrix pages from the measured matrix and the expectations in `baselines`,
+    with what changed since the matrix in `since` when given; the paths written."""
     from kconform.reports.matrix import build, render_html, render_markdown
-    from kconform.reports.matrix_artifact import matrix_columns
+    from kconform.reports.matrix_artifact import matrix_artifact, matrix_columns
+    from kconform.reports.matrix_diff import diff, html_section, load_verdicts, markdown_section
     from kconform.rules import RULES
     from kconform.runner import case_catalogue
 
@@ -143,8 +180,12 @@ def render_pages(baselines: Path, out: Path, measured: Path | None = None) -> li
     matrix = build(columns, cases, list(RULES))
     out.mkdir(parents=True, exist_ok=True)
     pages = [out / "matrix.md", out / "matrix.html"]
-    pages[0].write_text(render_markdown(matrix), encoding="utf-8")
-    pages[1].write_text(render_html(matrix), encoding="utf-8")
+    md = html = ""
+    if since is not None:
+        change = diff(load_verdicts(since), load_verdicts(measured or matrix_artifact(baselines)))
+        md, html = markdown_section(change, str(since)), html_section(change, str(since))
+    pages[0].write_text(render_markdown(matrix, md), encoding="utf-8")
+    pages[1].write_text(render_html(matrix, html), encoding="utf-8")
     return pages
 
 
@@ -173,42 +214,11 @@ def readme_tables(baselines: Path, text: str, measured: Path | None = None) -> s
     return text
 
 
-def _runs(release: str, cluster: str, clients: bool) -> list[tuple[str, str, list[str]]]:
-    """(subject, folder name, suites and flags) of each run one release gets."""
-    from kconform.fixtures.targets.registry import client_cases_target
-
-    target = f"{_apache()}:{release}"
-    runs = [
-        (
-            target,
-            target.replace(":", "-"),
-            ["broker", "volumes", "fuzz", "--target", target, "--brokers", "1"],
-        )
-    ]
-    if clients:
-        runs.append(
-            (
-                f"java:{release}",
-                f"java-{release}",
-                ["client", "--target", client_cases_target(), "--client", f"java:{release}"],
-            )
-        )
-    if release == cluster:
-        runs.append(
-            (
-                target,
-                target.replace(":", "-") + "-3brokers",
-                ["broker", "volumes", "--target", target, "--brokers", "3"],
-            )
-        )
-    return runs  # fmt: skip
-
-
 def _run_releases(args: argparse.Namespace) -> int:
-    from kconform.fixtures.targets.registry import client_cases_target, parse_targets
-    from kconform.reports.matrix_keys import write_keys
-    from kconform.reports.model import RunResults
-    from kconform.runner import SUITES_DIR
+    from kconform.fixtures.targets.registry import parse_targets
+    from kconform.matrix.plan import plan_runs, read_costs
+    from kconform.matrix.schedule import available_mb, default_jobs
+    from kconform.matrix.shard import parse_shard, pick
 
     releases = [r.strip() for r in args.releases.split(",") if r.strip()]
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
@@ -220,48 +230,115 @@ def _run_releases(args: argparse.Namespace) -> int:
     for release in [*releases, *([args.cluster] if args.cluster else [])]:
         if not re.fullmatch(r"\d+\.\d+\.\d+", release):
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
+    shard = parse_shard(args.shard) if args.shard else None
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"-j {args.jobs}: at least one run at a time")
+    if args.memory is not None and args.memory < 1:
+        raise UsageError(f"--memory {args.memory}: give megabytes, at least 1")
+    plan = plan_runs(releases, cluster=args.cluster, release_clients=not args.no_clients,
+                     targets=targets, clients=clients)  # fmt: skip
+    costs = read_costs(args.costs)
+    runs = pick(plan, costs, shard) if shard else plan
+    jobs = args.jobs or default_jobs()
+    memory = args.memory or available_mb()
+    part = f"shard {shard}: {len(runs)} of {len(plan)} runs" if shard else f"{len(runs)} runs"
+    print(f"{part}, up to {jobs} at once within {memory} MB, the longest first")
+    return _run_side_by_side(args, plan, runs, shard, costs, jobs, memory)
+
+
+def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run],
+                      shard: Shard | None, costs: dict[str, float], jobs: int,
+                      memory: int) -> int:  # fmt: skip
+    """Run them, recording each as it ends: its line, its cost, its baseline, the manifest."""
+    from kconform.matrix.plan import pytest_command, write_costs
+    from kconform.matrix.schedule import Finished, run_all, start
+    from kconform.matrix.shard import manifest, write_manifest
+    from kconform.reports.matrix_keys import write_keys
+    from kconform.reports.model import RunResults
+
     worst = EXIT_OK
-    runs = [r for release in releases for r in _runs(release, args.cluster, not args.no_clients)]
-    runs += [(t, t.replace(":", "-"), ["broker", "volumes", "fuzz", "--target", t,
-              "--brokers", "1"]) for t in targets]  # fmt: skip
-    host = client_cases_target()
-    runs += [(c, c.replace(":", "-"), ["client", "--target", host, "--client", c])
-             for c in clients]  # fmt: skip
-    for subject, name, spec in runs:
-        folder = args.out / name
+    ran: list[str] = []
+    write_manifest(args.out, manifest(plan, args.cases or "", shard, ran))
+    unrecorded = {r.name for r in runs}
+    waiting: list[tuple[Run, RunResults]] = []  # to record once the run they build on is
+
+    def record(run: Run, results: RunResults) -> None:
+        """Its baseline, as one run after another wrote them: a run building on another's
+        baseline (`Run.after`) waits for that one's."""
+        if run.after in unrecorded:
+            waiting.append((run, results))
+            return
+        _record(run.subject, run.name, results, bool(args.cases), args.baselines)
+        unrecorded.discard(run.name)
+        for entry in [w for w in waiting if w[0].after == run.name]:
+            waiting.remove(entry)
+            record(*entry)
+
+    def launch(run: Run) -> subprocess.Popen[bytes]:
+        folder = args.out / run.name
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").unlink(missing_ok=True)  # an earlier run's is not this one's
+        return start(pytest_command(run, folder, args.cases or ""), folder / "pytest.log")
+
+    def done(end: Finished) -> None:
+        nonlocal worst
+        folder = args.out / end.run.name
         results = folder / "results.json"
-        suites = [str(SUITES_DIR / s) for s in spec if s in ("broker", "volumes", "fuzz",
-                                                             "client")]  # fmt: skip
-        flags = [s for s in spec if s not in ("broker", "volumes", "fuzz", "client")]
-        command = [sys.executable, "-m", "pytest", *suites, "-c", os.devnull, "--rootdir",
-                   str(SUITES_DIR), "--import-mode=importlib", "-p", "no:cacheprovider",
-                   "-q", "--assert=plain", "--kconform-results", str(results),
-                   "--kconform-volumes", str(folder / "volumes"), *flags,
-                   *(["--cases", args.cases] if args.cases else [])]  # fmt: skip
-        started = time.monotonic()
-        code = pytest_run(command, folder / "pytest.log")
-        took = time.monotonic() - started
+        took = f"{end.seconds:.0f} s, {end.cpu:.0f} s CPU"
         if not results.is_file():
-            print(f"{name}: no results ({took:.0f} s, pytest exit {code}; "
+            print(f"{end.run.name}: no results ({took}, pytest exit {end.code}; "
                   f"see {folder / 'pytest.log'})")  # fmt: skip
             worst = EXIT_ERRORS
-            continue
-        counts = RunResults.read(results).counts()
-        write_keys(folder, RunResults.read(results))  # what determines each result: `changed`
-        print(f"{name}: {took:.0f} s, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+            failed(end.run)
+            return
+        run_results = RunResults.read(results)
+        write_keys(folder, run_results)  # what determines each result: `matrix changed`
+        counts = run_results.counts()
+        print(f"{end.run.name}: {took}, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v),
+              flush=True)  # fmt: skip
         if counts.get("error"):
             worst = EXIT_ERRORS
+        ran.append(end.run.name)
+        write_manifest(args.out, manifest(plan, args.cases or "", shard, ran))
+        if not args.cases and not shard:  # a part of a run, or of the matrix, is not its cost
+            costs[end.run.name] = end.seconds
+            write_costs(args.costs, costs)
         if args.write_baselines:
-            _record(subject, name, RunResults.read(results), bool(args.cases),
-                    args.baselines)  # fmt: skip
+            record(end.run, run_results)
+        else:
+            unrecorded.discard(end.run.name)
+
+    def failed(run: Run) -> None:
+        """A run that wrote nothing: what waits for it is recorded on its own."""
+        unrecorded.discard(run.name)
+        for entry in [w for w in waiting if w[0].after == run.name]:
+            waiting.remove(entry)
+            record(*entry)
+
+    try:
+        run_all(runs, costs=costs, jobs=jobs, memory_mb=memory, launch=launch, done=done)
+    finally:
+        for run, results in list(waiting):  # interrupted before what they build on ended
+            _record(run.subject, run.name, results, bool(args.cases), args.baselines)
     return worst
 
 
-def pytest_run(command: list[str], log: Path) -> int:
-    """One run of the suites, its output in `log`; pytest's exit code."""
-    with log.open("w", encoding="utf-8") as out:
-        return subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+def _merge(args: argparse.Namespace) -> int:
+    from kconform.matrix.shard import merge
+
+    missing = merge(args.folders, args.out)
+    print(f"merged {len(args.folders)} folders into {args.out}")
+    if missing:
+        print(f"not in any of them ({len(missing)}): {', '.join(missing)}")
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from kconform.reports.matrix_diff import diff, load_verdicts, render_json, render_text
+
+    change = diff(load_verdicts(args.a), load_verdicts(args.b))
+    sys.stdout.write(render_json(change) if args.json else render_text(change))
+    return EXIT_OK
 
 
 def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: Path) -> None:
