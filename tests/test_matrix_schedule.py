@@ -251,17 +251,18 @@ def test_the_matrix_page_shows_what_changed_since_another_matrix(tmp_path: Path)
     from kconform.cli.matrix import render_pages
 
     root = Path(__file__).resolve().parents[1] / "baselines"
-    earlier = tmp_path / "earlier"
-    earlier.mkdir()
-    body = json.loads((root / "apache-4.4.0.json").read_text())
-    case = next(c for c, v in body["verdicts"].items() if v == "pass")
-    body["verdicts"][case] = "fail"
-    (earlier / "apache-4.4.0.json").write_text(json.dumps(body))
-    md, page = render_pages(root, tmp_path / "pages", earlier)
+    measured = json.loads((root.parent / "docs" / "matrix.json").read_text())
+    column = next(c for c in measured["columns"]
+                  if c["subject"] == "apache:4.4.0" and not c.get("variant"))  # fmt: skip
+    case = next(c for c, v in column["verdicts"].items() if v == "pass")
+    column["verdicts"][case] = "fail"
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps(measured))
+    md, page = render_pages(root, tmp_path / "pages", since=earlier)
     text = md.read_text()
     assert "## What changed" in text and f"`apache-4.4.0 {case}: fail -> pass`" in text
     assert "<h2>What changed</h2>" in page.read_text()
-    unchanged = render_pages(root, tmp_path / "same", root)[0].read_text()
+    unchanged = render_pages(root, tmp_path / "same", since=root)[0].read_text()
     assert "Nothing: the same subjects, cases and verdicts." in unchanged
 
 
