@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kconform.errors import Unsupported
 from kconform.fixtures.clients import Scenario, create_driver, parse_clients
 from kconform.fixtures.clients.contract import command_line, parse_command_line, parse_event
 from kconform.fixtures.clients.java import CLASSPATH_ENV, SOURCE
@@ -230,6 +231,25 @@ def test_a_command_driver_may_name_what_it_bundles(tmp_path: Path) -> None:
     script.write_text(body % "['librdkafka']")
     reason = create_driver(parse_clients(f"command:{script}")[0]).unavailable_reason() or ""
     assert "'bundles' as [\"librdkafka\"]" in reason and "expected an object" in reason
+
+
+def test_describe_scenarios_decide_what_a_driver_is_asked(tmp_path: Path) -> None:
+    """No `scenarios`: the three the contract began with; a listed one is kept; an unknown one
+    is a contract problem; a scenario the driver lacks is `unsupported`, never started."""
+    script = tmp_path / "client.py"
+    body = "import json\nprint(json.dumps({'implementation': 'x'%s}))\n"
+    script.write_text(body % "")
+    old = create_driver(parse_clients(f"command:{script}")[0])
+    assert old.scenarios == {"produce", "consume", "idle"}
+    assert "scenarios" not in old.describe()
+    with pytest.raises(Unsupported, match="does not implement the 'admin' scenario"):
+        asyncio.run(old.start("127.0.0.1:9", {}, Scenario.admin(seconds=1)))
+    script.write_text(body % ", 'scenarios': ['idle', 'admin']")
+    new = create_driver(parse_clients(f"command:{script}")[0])
+    assert new.scenarios == {"idle", "admin"} and new.describe()["scenarios"] == ["admin", "idle"]
+    script.write_text(body % ", 'scenarios': ['teleport']")
+    reason = create_driver(parse_clients(f"command:{script}")[0]).unavailable_reason() or ""
+    assert "'teleport'" in reason or '"teleport"' in reason
 
 
 def test_unknown_capability_in_describe_is_reported(tmp_path: Path) -> None:
