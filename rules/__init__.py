@@ -11,7 +11,15 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from kconform.errors import HarnessDefect
-from kconform.rules import configs, kip511, kip714_broker, kip714_client, otlp_payload, soak
+from kconform.rules import (
+    client_scenarios,
+    configs,
+    kip511,
+    kip714_broker,
+    kip714_client,
+    otlp_payload,
+    soak,
+)
 from kconform.rules.behaviour import BY_KEY as SECTIONS
 from kconform.rules.bugs import AWAITING_RULE
 from kconform.rules.model import (
@@ -49,6 +57,7 @@ _ALL = (
     kip511.RULES
     + kip714_broker.RULES
     + kip714_client.RULES
+    + client_scenarios.RULES
     + configs.RULES
     + otlp_payload.RULES
     + soak.RULES

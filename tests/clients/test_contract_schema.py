@@ -56,7 +56,8 @@ def test_events_breaking_the_contract_are_refused(line: dict[str, object]) -> No
 def test_every_declared_event_is_in_the_schema() -> None:
     names = contract_schema.events_schema()["properties"]["event"]["enum"]
     assert names == [contract.STARTED, contract.DELIVERED, contract.CONSUMED, contract.ERROR,
-                     contract.CLOSING, contract.CLOSED, contract.APP_METRIC]  # fmt: skip
+                     contract.CLOSING, contract.CLOSED, contract.DESCRIBED,
+                     contract.APP_METRIC]  # fmt: skip
 
 
 def test_describe_scenarios_are_optional_and_named_by_the_contract() -> None:
