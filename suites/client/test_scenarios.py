@@ -32,6 +32,7 @@ from kconform.suites.client.traffic import payload_or_error
 ADMIN_SECONDS = 4.0  # an Admin client's first push comes 0.5-1.5 intervals after its Get
 INTERVAL_MS = 500
 SHARE_GROUP_HEARTBEAT, SHARE_FETCH = 76, 78
+SHARE_SECONDS = 4.0
 PUSH_ON = {"enable.metrics.push": "true"}
 KIP714_CONFIG = "KIP-714 Client configuration (enable.metrics.push: 'true (default) - The client "
 ADMIN_FACTS = (
@@ -221,26 +222,59 @@ async def test_app_metric_admin(
 async def test_share_consumer_pushes(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
-    scenario = Scenario.share_consume(TOPIC, group=check.unique("share"), seconds=4.0)
-    recording = await run_client(check, client, client_target, scenario, interval_ms=INTERVAL_MS)
-    frames = {key: _frames(recording, key) for key in (SHARE_GROUP_HEARTBEAT, SHARE_FETCH)}
-    check.observe("share-group requests and answers (ShareGroupHeartbeat 76, ShareFetch 78)",
-                  frames)  # fmt: skip
-    if not frames[SHARE_FETCH]["requests"]:
-        # no ShareFetch: the broker never gave it an assignment; what it did then (a fatal
-        # heartbeat error, a closed group) says nothing of its telemetry as a share consumer
-        said = [str(e.data.get("error", "")) for e in recording.run.named("error")]
-        raise Unsupported(
-            f"{client_target.name} did not serve this client's share group (no ShareFetch "
-            f"followed its {frames[SHARE_GROUP_HEARTBEAT]['requests']} ShareGroupHeartbeat "
-            f"requests){'; the client said: ' + said[0][:300] if said else ''}"
-        )
+    recording = await run_client(
+        check, client, client_target, _share_scenario(check), interval_ms=INTERVAL_MS
+    )
+    _require_share_group_served(check, recording, client_target)
     traffic = recording.traffic
     check.expect("GetTelemetrySubscriptions requests", ">= 1", len(traffic.gets),
                  ok=bool(traffic.gets))  # fmt: skip
     check.expect("PushTelemetry requests", ">= 1", len(traffic.pushes), ok=bool(traffic.pushes))
     own = sorted(n for n in pushed_metric_names(recording) if ".share." in n)
     check.observe("share-consumer metrics (names with '.share.') in its pushes", own[:40])
+
+
+def _share_scenario(check: Check) -> Scenario:
+    return Scenario.share_consume(TOPIC, group=check.unique("share"), seconds=SHARE_SECONDS)
+
+
+def _require_share_group_served(check: Check, recording: Recording, target: BrokerTarget) -> None:
+    """Unsupported unless the broker served the share group: without a ShareFetch the client
+    never had an assignment, and what it did then (a fatal heartbeat error on a broker without
+    its ShareGroupHeartbeat version) says nothing of it as a share consumer."""
+    frames = {key: _frames(recording, key) for key in (SHARE_GROUP_HEARTBEAT, SHARE_FETCH)}
+    check.observe("share-group requests and answers (ShareGroupHeartbeat 76, ShareFetch 78)",
+                  frames)  # fmt: skip
+    if frames[SHARE_FETCH]["requests"]:
+        return
+    said = [str(e.data.get("error", "")) for e in recording.run.named("error")]
+    raise Unsupported(
+        f"{target.name} did not serve this client's share group (no ShareFetch followed its "
+        f"{frames[SHARE_GROUP_HEARTBEAT]['requests']} ShareGroupHeartbeat requests)"
+        + (f"; the client said: {said[0][:300]}" if said else "")
+    )
+
+
+@case(
+    "kip1076.client.app_metric.share_consumer",
+    rules=["kip1076.client.app_metric_pushed"],
+    title="A share consumer's registered application metric is in its pushes",
+    spec="KIP-1076 (ShareConsumer.registerMetricForSubscription: 'sent as telemetry data to the "
+    "broker'); KIP-932",
+    level=Level.MUST,
+    requires=TELEMETRY,
+    kind="client",
+)
+async def test_app_metric_share_consumer(
+    client: ClientDriver, client_target: BrokerTarget, check: Check
+) -> None:
+    if "share-consume" not in client.scenarios:
+        raise Unsupported(f"{client.name} does not implement the 'share-consume' scenario")
+    recording, name = await _app_metric_run(
+        check, client, client_target, _share_scenario(check), {}
+    )
+    _require_share_group_served(check, recording, client_target)
+    _expect_app_metric(check, recording, name)
 
 
 def _frames(recording: Recording, api_key: int) -> dict[str, int]:
