@@ -168,6 +168,30 @@ def test_java_driver_source_compiles_against_the_client_api(tmp_path: Path) -> N
             "public void subscribe(java.util.Collection<String> t) { } "
             "public ConsumerRecords<K, V> poll(java.time.Duration d) { return null; } "
             "public void close() { } }",
+        # the admin scenario and the application metric (KIP-1076, called by reflection)
+        "org/apache/kafka/common/KafkaFuture.java":
+            "public class KafkaFuture<T> { public T get(long n, java.util.concurrent.TimeUnit u) "
+            "throws java.util.concurrent.ExecutionException, "
+            "java.util.concurrent.TimeoutException, InterruptedException { return null; } }",
+        "org/apache/kafka/clients/admin/DescribeClusterResult.java":
+            "public class DescribeClusterResult { public org.apache.kafka.common.KafkaFuture<"
+            "java.util.Collection<Object>> nodes() { return null; } }",
+        "org/apache/kafka/clients/admin/Admin.java":
+            "public interface Admin extends AutoCloseable { static Admin create(java.util.Properties"
+            " p) { return null; } DescribeClusterResult describeCluster(); void close(); }",
+        "org/apache/kafka/common/MetricName.java": "public class MetricName { }",
+        "org/apache/kafka/common/metrics/KafkaMetric.java": "public class KafkaMetric { }",
+        "org/apache/kafka/common/metrics/MeasurableStat.java": "public interface MeasurableStat { }",
+        "org/apache/kafka/common/metrics/stats/CumulativeSum.java":
+            "public class CumulativeSum implements org.apache.kafka.common.metrics.MeasurableStat "
+            "{ }",
+        "org/apache/kafka/common/metrics/Sensor.java":
+            "public class Sensor { public boolean add(org.apache.kafka.common.MetricName n, "
+            "MeasurableStat s) { return true; } public void record(double v) { } }",
+        "org/apache/kafka/common/metrics/Metrics.java":
+            "public class Metrics { public org.apache.kafka.common.MetricName metricName(String n,"
+            " String g, String d) { return null; } public Sensor sensor(String n) { return null; }"
+            " public KafkaMetric metric(org.apache.kafka.common.MetricName n) { return null; } }",
     }  # fmt: skip
     sources = []
     for relative, body in stubs.items():
