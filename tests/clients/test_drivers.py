@@ -177,11 +177,13 @@ def test_java_driver_source_compiles_against_the_client_api(tmp_path: Path) -> N
             "public class DescribeClusterResult { public org.apache.kafka.common.KafkaFuture<"
             "java.util.Collection<Object>> nodes() { return null; } }",
         "org/apache/kafka/clients/admin/Admin.java":
-            "public interface Admin extends AutoCloseable { static Admin create(java.util.Properties"
-            " p) { return null; } DescribeClusterResult describeCluster(); void close(); }",
+            "public interface Admin extends AutoCloseable { static Admin create("
+            "java.util.Properties p) { return null; } DescribeClusterResult describeCluster(); "
+            "void close(); }",
         "org/apache/kafka/common/MetricName.java": "public class MetricName { }",
         "org/apache/kafka/common/metrics/KafkaMetric.java": "public class KafkaMetric { }",
-        "org/apache/kafka/common/metrics/MeasurableStat.java": "public interface MeasurableStat { }",
+        "org/apache/kafka/common/metrics/MeasurableStat.java":
+            "public interface MeasurableStat { }",
         "org/apache/kafka/common/metrics/stats/CumulativeSum.java":
             "public class CumulativeSum implements org.apache.kafka.common.metrics.MeasurableStat "
             "{ }",
