@@ -248,11 +248,16 @@ def _require_share_group_served(check: Check, recording: Recording, target: Brok
     if frames[SHARE_FETCH]["requests"]:
         return
     said = [str(e.data.get("error", "")) for e in recording.run.named("error")]
-    raise Unsupported(
-        f"{target.name} did not serve this client's share group (no ShareFetch followed its "
-        f"{frames[SHARE_GROUP_HEARTBEAT]['requests']} ShareGroupHeartbeat requests)"
-        + (f"; the client said: {said[0][:300]}" if said else "")
+    sent = frames[SHARE_GROUP_HEARTBEAT]["requests"]
+    heartbeats = (
+        f"after {sent} ShareGroupHeartbeat requests"
+        if sent
+        else "the client sent no ShareGroupHeartbeat of a version the broker advertises"
     )
+    raise Unsupported(
+        f"{target.name} did not serve this client's share group (no ShareFetch: {heartbeats})"
+        + (f"; the client said: {said[0][:300]}" if said else "")
+    )  # fmt: skip
 
 
 @case(
