@@ -41,6 +41,7 @@ GROUPS = (
     ("kip714.robustness.", "KIP-714, broker: robustness"),
     ("kip714.configs.", "KIP-714, broker: CLIENT_METRICS configuration"),
     ("kip714.client.", "KIP-714, client"),
+    ("kip1076.client.", "KIP-1076, client: application metrics and the Admin client"),
     ("kip977.", "KIP-977, broker: metrics.verbosity and partition meters"),
     ("otlp.", "KIP-714, client payload: OTLP conditions"),
     ("soak.", "Soak: a client fleet against one broker, over time"),

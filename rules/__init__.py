@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from kconform.errors import HarnessDefect
 from kconform.rules import (
+    client_scenarios,
     configs,
     kip511,
     kip714_broker,
@@ -58,6 +59,7 @@ _ALL = (
     + kip1242.RULES
     + kip714_broker.RULES
     + kip714_client.RULES
+    + client_scenarios.RULES
     + configs.RULES
     + otlp_payload.RULES
     + soak.RULES

@@ -6,7 +6,8 @@ It checks what a certify run needs before it can judge anything, in seconds inst
 suite's minutes: `--describe` is the contract's object; every event line is valid; `idle`
 connects (7 of the 10 KIP-511 cases run on it, and a lazily-connecting client that sends
 nothing leaves them with nothing to judge); `produce` delivers; SIGTERM brings `closing` within
-the contract's bound and a clean exit; each run ends with `closed` and exit status 0.
+the contract's bound and a clean exit; each run ends with `closed` and exit status 0. The
+optional scenarios run only when `--describe` lists them: `admin` must print `described`.
 """
 
 from __future__ import annotations
@@ -222,6 +223,29 @@ async def _consume(
     return found
 
 
+async def _optional(
+    driver: CommandDriver, target: ReferenceTarget, config: dict[str, str], scenario: Scenario
+) -> Finding:
+    """A scenario the driver lists beyond the three every driver has (`admin`: `described`)."""
+    found = Finding(scenario.kind)
+    run = await driver.start(target.bootstrap, config, scenario)
+    await run.wait(scenario.seconds + EXIT_BOUND)
+    found.problems += _event_problems(run, scenario.kind)
+    if scenario.kind == "admin":
+        described = len(run.named("described"))
+        if described:
+            found.seen.append(f"{described} described")
+        elif run.events:
+            found.problems.append(
+                "no `described` event: print one each time the Admin client "
+                'described the cluster, {"event": "described", "nodes": N}'
+            )
+    else:
+        found.seen.append(f"{len(run.named('consumed'))} consumed")
+    found.problems += _ending_problems(run, scenario.kind, asked_to_stop=False)
+    return found
+
+
 async def _scenarios(driver: CommandDriver, target: ReferenceTarget, bound: float) -> list[Finding]:
     config = {"client.id": CLIENT_ID}
     topic = "kconform-driver-check"
@@ -233,11 +257,18 @@ async def _scenarios(driver: CommandDriver, target: ReferenceTarget, bound: floa
             idle,
             *(Finding(step, seen=[skipped], ran=False) for step in ("produce", "consume")),
         ]
-    return [
+    found = [
         idle,
         await _produce(driver, target, config, topic, bound),
         await _consume(driver, target, config, topic),
     ]
+    if "admin" in driver.scenarios:
+        found.append(await _optional(driver, target, config, Scenario.admin(seconds=3.0)))
+    if "share-consume" in driver.scenarios:
+        share = Scenario.share_consume(topic, group="kconform-driver-check-share",
+                                       seconds=CONSUME_SECONDS)  # fmt: skip
+        found.append(await _optional(driver, target, config, share))
+    return found
 
 
 def check_driver(driver: CommandDriver, target: ReferenceTarget, bound: float) -> list[Finding]:

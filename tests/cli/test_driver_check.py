@@ -16,6 +16,7 @@ from tests.support.one_line_error import one_line
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "clients" / "broken"
 KAFKA_PYTHON = ROOT / "fixtures" / "clients" / "kafka_python_driver.py"
+CONFLUENT = ROOT / "fixtures" / "clients" / "confluent_driver.py"
 
 
 def _check(driver: Path) -> tuple[int, str]:
@@ -33,6 +34,15 @@ def test_a_driver_that_keeps_the_contract_is_clean() -> None:
     for step in ("describe: ok", "idle: ok (first request", "produce: ok", "consume: ok"):
         assert step in out, out
     assert "kconform certify --client command:" in out
+
+
+def test_a_listed_admin_scenario_is_checked_and_an_unlisted_one_is_not() -> None:
+    """confluent-kafka's driver lists `admin` in --describe; kafka-python's lists nothing."""
+    code, out = _check(CONFLUENT)
+    assert code == EXIT_OK, out
+    assert "admin: ok (" in out and " described)" in out, out
+    assert "share-consume" not in out, out
+    assert "admin:" not in _check(KAFKA_PYTHON)[1]
 
 
 def test_a_lazily_connecting_idle_is_named_with_its_fix() -> None:

@@ -56,7 +56,28 @@ def test_events_breaking_the_contract_are_refused(line: dict[str, object]) -> No
 def test_every_declared_event_is_in_the_schema() -> None:
     names = contract_schema.events_schema()["properties"]["event"]["enum"]
     assert names == [contract.STARTED, contract.DELIVERED, contract.CONSUMED, contract.ERROR,
-                     contract.CLOSING, contract.CLOSED]  # fmt: skip
+                     contract.CLOSING, contract.CLOSED, contract.DESCRIBED,
+                     contract.APP_METRIC]  # fmt: skip
+
+
+def test_describe_scenarios_are_optional_and_named_by_the_contract() -> None:
+    """A driver written before `admin`/`share-consume` lists no scenarios and stays valid; one
+    that lists a scenario the contract does not know is refused."""
+    validator = jsonschema.Draft202012Validator(contract_schema.describe_schema())
+    validator.validate({"implementation": "x", "version": "1"})
+    validator.validate({"implementation": "x", "version": "1",
+                        "scenarios": ["produce", "admin", "share-consume"]})  # fmt: skip
+    assert list(validator.iter_errors({"implementation": "x", "version": "1",
+                                       "scenarios": ["teleport"]}))  # fmt: skip
+
+
+def test_new_scenarios_round_trip_through_the_command_line() -> None:
+    for scenario in (contract.Scenario.admin(seconds=3),
+                     contract.Scenario.share_consume("t", group="g", seconds=2)):  # fmt: skip
+        argv = contract.command_line("h:1", {"k": "v"}, scenario)
+        assert contract.parse_command_line(argv).scenario == scenario
+    with pytest.raises(ValueError, match="share-consume needs a group"):
+        contract.Scenario("share-consume", 1.0, topic="t")
 
 
 def test_describe_schema() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kconform.errors import Unsupported
 from kconform.fixtures.clients import Scenario, create_driver, parse_clients
 from kconform.fixtures.clients.contract import (
     command_line,
@@ -185,6 +186,32 @@ def test_java_driver_source_compiles_against_the_client_api(tmp_path: Path) -> N
             "public void subscribe(java.util.Collection<String> t) { } "
             "public ConsumerRecords<K, V> poll(java.time.Duration d) { return null; } "
             "public void close() { } }",
+        # the admin scenario and the application metric (KIP-1076, called by reflection)
+        "org/apache/kafka/common/KafkaFuture.java":
+            "public class KafkaFuture<T> { public T get(long n, java.util.concurrent.TimeUnit u) "
+            "throws java.util.concurrent.ExecutionException, "
+            "java.util.concurrent.TimeoutException, InterruptedException { return null; } }",
+        "org/apache/kafka/clients/admin/DescribeClusterResult.java":
+            "public class DescribeClusterResult { public org.apache.kafka.common.KafkaFuture<"
+            "java.util.Collection<Object>> nodes() { return null; } }",
+        "org/apache/kafka/clients/admin/Admin.java":
+            "public interface Admin extends AutoCloseable { static Admin create("
+            "java.util.Properties p) { return null; } DescribeClusterResult describeCluster(); "
+            "void close(); }",
+        "org/apache/kafka/common/MetricName.java": "public class MetricName { }",
+        "org/apache/kafka/common/metrics/KafkaMetric.java": "public class KafkaMetric { }",
+        "org/apache/kafka/common/metrics/MeasurableStat.java":
+            "public interface MeasurableStat { }",
+        "org/apache/kafka/common/metrics/stats/CumulativeSum.java":
+            "public class CumulativeSum implements org.apache.kafka.common.metrics.MeasurableStat "
+            "{ }",
+        "org/apache/kafka/common/metrics/Sensor.java":
+            "public class Sensor { public boolean add(org.apache.kafka.common.MetricName n, "
+            "MeasurableStat s) { return true; } public void record(double v) { } }",
+        "org/apache/kafka/common/metrics/Metrics.java":
+            "public class Metrics { public org.apache.kafka.common.MetricName metricName(String n,"
+            " String g, String d) { return null; } public Sensor sensor(String n) { return null; }"
+            " public KafkaMetric metric(org.apache.kafka.common.MetricName n) { return null; } }",
     }  # fmt: skip
     sources = []
     for relative, body in stubs.items():
@@ -248,6 +275,25 @@ def test_a_command_driver_may_name_what_it_bundles(tmp_path: Path) -> None:
     script.write_text(body % "['librdkafka']")
     reason = create_driver(parse_clients(f"command:{script}")[0]).unavailable_reason() or ""
     assert "'bundles' as [\"librdkafka\"]" in reason and "expected an object" in reason
+
+
+def test_describe_scenarios_decide_what_a_driver_is_asked(tmp_path: Path) -> None:
+    """No `scenarios`: the three the contract began with; a listed one is kept; an unknown one
+    is a contract problem; a scenario the driver lacks is `unsupported`, never started."""
+    script = tmp_path / "client.py"
+    body = "import json\nprint(json.dumps({'implementation': 'x'%s}))\n"
+    script.write_text(body % "")
+    old = create_driver(parse_clients(f"command:{script}")[0])
+    assert old.scenarios == {"produce", "consume", "idle"}
+    assert "scenarios" not in old.describe()
+    with pytest.raises(Unsupported, match="does not implement the 'admin' scenario"):
+        asyncio.run(old.start("127.0.0.1:9", {}, Scenario.admin(seconds=1)))
+    script.write_text(body % ", 'scenarios': ['idle', 'admin']")
+    new = create_driver(parse_clients(f"command:{script}")[0])
+    assert new.scenarios == {"idle", "admin"} and new.describe()["scenarios"] == ["admin", "idle"]
+    script.write_text(body % ", 'scenarios': ['teleport']")
+    reason = create_driver(parse_clients(f"command:{script}")[0]).unavailable_reason() or ""
+    assert "'teleport'" in reason or '"teleport"' in reason
 
 
 def test_unknown_capability_in_describe_is_reported(tmp_path: Path) -> None:

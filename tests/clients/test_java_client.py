@@ -234,3 +234,20 @@ def test_plain_java_uses_the_classpath_variable(
     assert driver.unavailable_reason() is None
     assert (driver.name, driver.version) == ("java", "3.7.0")
     assert isinstance(driver, JavaDriver) and driver.home is None
+
+
+@needs_real
+def test_java_driver_lists_what_its_jar_holds(real_distributions: Path) -> None:
+    """share-consume only where kafka-clients has KafkaShareConsumer (3.9.0 on), the
+    kconform.app.metric instruction only where it has registerMetricForSubscription (4.0.0
+    on): read by reflection from the jar, so the version string decides nothing."""
+    described = {}
+    for version in ("3.7.0", "4.4.0"):
+        driver = create_driver(parse_clients(f"java:{version}")[0])
+        assert driver.unavailable_reason() is None
+        described[version] = (sorted(driver.scenarios), sorted(driver.instructions))
+    assert described == {
+        "3.7.0": (["admin", "consume", "idle", "produce"], []),
+        "4.4.0": (["admin", "consume", "idle", "produce", "share-consume"],
+                  ["kconform.app.metric"]),
+    }  # fmt: skip
