@@ -86,8 +86,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="the folder --write-baselines reads earlier whys from and writes "
                      "<subject>.json into (default ./baselines: the committed folder when run "
                      "from a checkout's root; never the installed package's)")  # fmt: skip
-    run.add_argument("-j", "--jobs", type=int, default=None,
-                     help="runs at once (default: one per core)")  # fmt: skip
     run.add_argument("--memory", type=int, default=None, metavar="MB",
                      help="memory the runs going may hold together: each JVM node by its -Xmx, "
                      "each client and registry broker by its kind's estimate (default: 4/5 of "
@@ -102,11 +100,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "default ./benchmarks/matrix-costs.json)")  # fmt: skip
     merge = actions.add_parser("merge", help="join shard result folders into one")
     merge.add_argument("folders", type=Path, nargs="+", help="the shards' --out folders")
-    merge.add_argument("--out", type=Path, required=True, help="the joined folder (new or empty)")
+    add_options(merge, "matrix merge")  # --out
     diff = actions.add_parser("diff", help="verdicts changed, subjects and cases added or removed")
     diff.add_argument("a", type=Path, help="the earlier matrix: a result or baselines folder")
     diff.add_argument("b", type=Path, help="the later one")
-    diff.add_argument("--json", action="store_true", help="JSON instead of text")
+    add_options(diff, "matrix diff")  # --json
     render = actions.add_parser("render", help="docs/matrix.md and .html from the baselines")
     render.add_argument("--baselines", type=Path, default=None,
                         help="the baselines read (default: kconform's own)")  # fmt: skip
@@ -231,8 +229,6 @@ def _run_releases(args: argparse.Namespace) -> int:
         if not re.fullmatch(r"\d+\.\d+\.\d+", release):
             raise UsageError(f"{release!r} is not a release (MAJOR.MINOR.PATCH, e.g. 4.4.0)")
     shard = parse_shard(args.shard) if args.shard else None
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"-j {args.jobs}: at least one run at a time")
     if args.memory is not None and args.memory < 1:
         raise UsageError(f"--memory {args.memory}: give megabytes, at least 1")
     plan = plan_runs(releases, cluster=args.cluster, release_clients=not args.no_clients,

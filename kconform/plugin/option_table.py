@@ -317,10 +317,12 @@ OPTIONS: tuple[Option, ...] = (
            pytest=True),
     Option(("--out",), REPORT_FOLDER,
            frozenset({*RUNS, "report", *ONE_TARGET, "baseline", "matrix run", "matrix render",
-                      "plugin build"}),
+                      "matrix merge", "plugin build"}),
            {"type": Path, "default": None},
            per_command={"baseline": {"help": "the baseline file written, e.g. "
                                      "baselines/<kind>/<version>.json"},
+                        "matrix merge": {"required": True,
+                                         "help": "the joined folder (new or empty)"},
                         "matrix run": {"default": Path("build/matrix"),
                                        "help": "results folder (default build/matrix)"},
                         "matrix render": {"default": Path("docs"), "help": "folder of matrix.md "
@@ -329,10 +331,12 @@ OPTIONS: tuple[Option, ...] = (
                                          "kconform's cache)"},
                         "soak": {"help": "output folder (default reports/out/soak-<time>)"},
                         "volumes": {"help": "output folder (default reports/out/volumes-<time>)"}}),
-    Option(("--json",), "write the results JSON here", frozenset({*RUNS, "decode"}),
+    Option(("--json",), "write the results JSON here", frozenset({*RUNS, "decode", "matrix diff"}),
            {"type": Path, "default": None},
            per_command={"decode": {"action": "store_true", "type": DROP, "default": DROP,
-                                   "help": "also print every field as JSON"}}),
+                                   "help": "also print every field as JSON"},
+                        "matrix diff": {"action": "store_true", "type": DROP, "default": DROP,
+                                        "help": "JSON instead of text"}}),
     Option(("--junit",), "also write JUnit XML here", RUNS, {"type": Path, "default": None}),
     Option(("-k",), "pytest -k expression over the case names", frozenset({"run"}),
            {"type": text("-k", "a pytest -k expression"), "default": None}),
@@ -344,8 +348,11 @@ OPTIONS: tuple[Option, ...] = (
            "JaCoCo on the apache target's broker nodes and the Java client's JVMs: which of "
            "Apache's KIP-511/KIP-714 code each case reaches, in the report (docs/coverage.md; "
            "one worker)", RUNS, {"action": "store_true"}, pytest=True),
-    Option(("-j", "--jobs"), _jobs_help("run"), RUNS, {"type": jobs, "default": None},
-           per_command={"certify": {"help": _jobs_help("certify")}}),
+    Option(("-j", "--jobs"), _jobs_help("run"), RUNS | {"matrix run"},
+           {"type": jobs, "default": None},
+           per_command={"certify": {"help": _jobs_help("certify")},
+                        "matrix run": {"help": "subjects run at once, side by side (a pytest "
+                                       "process each; default: one per core)"}}),
     # volumes' workload: each bound is the smallest (largest) workload the run can make
     Option(("--topics",), "topics produced to (1-100; default 2)", frozenset({"volumes"}),
            {"type": number("--topics", int, 1, 100, "a number of topics"), "default": 2}),
