@@ -281,8 +281,12 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
         return "|".join(sorted(set(baseline_verdicts(text)))) if text else "—"
 
     entry = {(c.subject, i): normal(c.verdicts.get(i)) for c in cols for i in ids}
-    differ = [i for i in ids if len({entry[c.subject, i] for c in cols}) > 1]
-    same = {i: entry[cols[0].subject, i] for i in ids if i not in differ}
+    measured = {i: {entry[c.subject, i] for c in cols} - {"—"} for i in ids}
+    differ = [i for i in ids if len(measured[i]) > 1]
+    # a case measured on some releases only, all agreeing: not a difference, and not "the same
+    # on every release" either; said apart (`make matrix` measures the rest)
+    partial = [i for i in ids if i not in differ and "—" in {entry[c.subject, i] for c in cols}]
+    same = {i: entry[cols[0].subject, i] for i in ids if i not in differ and i not in partial}
     merged: list[list[Column]] = []
     for column in cols:
         vector = [entry[column.subject, i] for i in differ]
@@ -299,9 +303,14 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
         return "\\|".join(SHORT.get(v, v) for v in baseline_verdicts(text)) if text != "—" else text
 
     out = [f"| case | {' | '.join(label(g) for g in merged)} |", "|---|" + "---|" * len(merged)]
+    rows: dict[tuple[str, ...], list[str]] = {}  # the cases of one pattern: one row a prefix
     for case_id in differ:
-        cells = [short(entry[g[0].subject, case_id]) for g in merged]
-        out.append(f"| `{case_id}` | " + " | ".join(cells) + " |")
+        rows.setdefault(tuple(short(entry[g[0].subject, case_id]) for g in merged), []).append(
+            case_id
+        )
+    lines = [(name, cells) for cells, cases in rows.items() for name in _prefix_groups(cases, ids)]
+    for name, cells in sorted(lines, key=lambda line: line[0]):
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     if not differ:
         out = ["Every release gets the same verdict on every case."]
     verdicts: dict[str, list[str]] = {}
@@ -314,6 +323,10 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
                f"{sum(1 for t in same.values() if t == 'pass')} cases pass"
                + "".join(f"; {v}: " + ", ".join(_prefix_groups(sorted(i), ids))
                          for v, i in sorted(verdicts.items())) + ".")  # fmt: skip
+    if partial:
+        out.append(
+            f"Measured on some of them only so far: {', '.join(_prefix_groups(partial, ids))}."
+        )
     return "\n".join(out)
 
 
