@@ -16,37 +16,21 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kconform.errors import UsageError
 from kconform.matrix.plan import Run
 from kconform.matrix.schedule import longest_first
+from kconform.plugin.scheduling import Shard
+from kconform.plugin.scheduling import parse_shard as parse_worker_part
 
 MANIFEST = "matrix.json"
 
 
-@dataclass(frozen=True)
-class Shard:
-    """Part `index` (1-based) of `count`."""
-
-    index: int
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
 def parse_shard(text: str) -> Shard:
     """`K/N` with 1 <= K <= N; a usage error otherwise."""
-    left, sep, right = text.partition("/")
-    if not sep or not left.isdigit() or not right.isdigit():
-        raise UsageError(f"--shard expects K/N (e.g. 2/3), not {text!r}")
-    shard = Shard(int(left), int(right))
-    if not 1 <= shard.index <= shard.count:
-        raise UsageError(f"--shard {text}: K must be between 1 and N")
-    return shard
+    return parse_worker_part(text, "--shard")
 
 
 def parts(runs: Sequence[Run], costs: Mapping[str, float], count: int) -> list[list[Run]]:

@@ -54,14 +54,15 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def parse_shard(text: str) -> Shard:
-    """`i/N` with 1 <= i <= N; ValueError otherwise."""
+def parse_shard(text: str, flag: str = SHARD_OPTION) -> Shard:
+    """`i/N` with 1 <= i <= N (a worker's part of a run, or `matrix run --shard`'s part of the
+    matrix); a UsageError naming `flag` otherwise."""
     left, sep, right = text.partition("/")
     if not sep or not left.isdigit() or not right.isdigit():
-        raise UsageError(f"{SHARD_OPTION} expects i/N (e.g. 2/4), not {text!r}")
+        raise UsageError(f"{flag} expects i/N (e.g. 2/4), not {text!r}")
     shard = Shard(int(left), int(right))
     if not 1 <= shard.index <= shard.count:
-        raise UsageError(f"{SHARD_OPTION} {text}: i must be between 1 and N")
+        raise UsageError(f"{flag} {text}: i must be between 1 and N")
     return shard
 
 
