@@ -19,7 +19,8 @@ from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
 from kconform.matrix.plan import Run, heap_mb, plan_runs, read_costs, write_costs
 from kconform.matrix.schedule import Finished, longest_first, run_all
-from kconform.matrix.shard import Shard, parse_shard, parts, pick
+from kconform.matrix.shard import parse_shard, parts, pick
+from kconform.plugin.scheduling import Shard
 from kconform.reports.matrix_diff import diff, load_verdicts, render_text
 from kconform.reports.model import RunResults
 

@@ -40,7 +40,7 @@ from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
 if TYPE_CHECKING:
     from kconform.matrix.plan import Run
-    from kconform.matrix.shard import Shard
+    from kconform.plugin.scheduling import Shard
     from kconform.reports.model import RunResults
 
 __all__ = ["COMMAND", "readme_tables", "render_pages"]
