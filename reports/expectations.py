@@ -39,7 +39,6 @@ __all__ = [
     "WHYS",
     "Expectations",
     "ExpectedVerdicts",
-    "ExpectedWhys",
     "Layer",
     "case_requirements",
     "expectation_files",
@@ -186,28 +185,9 @@ class ExpectedVerdicts(Mapping[str, str]):
         return self._find(case_id)[1]
 
 
-class ExpectedWhys(Mapping[str, str]):
-    """{case id: why} beside ExpectedVerdicts: the why of whatever it expects, if any."""
-
-    def __init__(self, verdicts: ExpectedVerdicts) -> None:
-        self._verdicts = verdicts
-
-    def __getitem__(self, case_id: str) -> str:
-        why = self._verdicts.why(case_id)
-        if why is None:
-            raise KeyError(case_id)
-        return why
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([c for c in self._verdicts if self._verdicts.why(c) is not None])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 def layered(
     paths: Iterable[Path], brokers: int
-) -> dict[str, tuple[ExpectedVerdicts, ExpectedWhys]]:
+) -> dict[str, tuple[ExpectedVerdicts, dict[str, str]]]:
     """{subject: (verdicts, whys)} expected on `brokers` nodes from the files named: each
     subject's general files, then those for that cluster size on top; files for another size
     are left out."""
@@ -220,7 +200,8 @@ def layered(
     out = {}
     for subject, exps in by_subject.items():
         verdicts = ExpectedVerdicts(exps, brokers)
-        out[subject] = (verdicts, ExpectedWhys(verdicts))
+        whys = {c: w for c in verdicts if (w := verdicts.why(c)) is not None}
+        out[subject] = (verdicts, whys)  # the why of whatever it expects, if any
     return out
 
 
