@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from spawned import spawn, stderr_of
 
 from kconform.codecs.messages import GetTelemetrySubscriptionsRequest
 from kconform.fixtures.connection import KafkaConnection
@@ -250,10 +251,9 @@ def test_serve_prints_the_sink_a_run_against_it_needs(tmp_path: Path) -> None:
     """`kconform serve apache:<v>` keeps a real broker up for `--bootstrap-server` runs; the
     telemetry_sink cases also need `--sink`, which only the served broker's plugin port gives,
     so serve prints it and the whole command line (before, a user had to find the port)."""
-    serve = subprocess.Popen(
+    serve = spawn(
         [sys.executable, "-m", "kconform.cli", "serve", f"apache:{VERSION}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=harness_env(tmp_path), cwd=REPO,
-        text=True,
+        tmp_path / "stderr", env=harness_env(tmp_path), cwd=REPO,
     )  # fmt: skip
     assert serve.stdout is not None
     lines: list[str] = []
@@ -271,7 +271,7 @@ def test_serve_prints_the_sink_a_run_against_it_needs(tmp_path: Path) -> None:
         run_dirs = list(tmp_path.glob("kconform-apache-*"))
     finally:
         serve.send_signal(signal.SIGTERM)
-        _, stderr = serve.communicate(timeout=60)
-    assert serve.returncode == 0, stderr[-2000:]
+        serve.communicate(timeout=60)
+    assert serve.returncode == 0, stderr_of(tmp_path / "stderr")[-2000:]
     assert len(run_dirs) == 1
     assert_nothing_left(run_dirs[0], [int(port)], within=20)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spawned import spawn
 
 BROKEN = Path(__file__).resolve().parent / "broken"
 IDENTITY = "kip511.client.software_identity"
@@ -138,10 +139,10 @@ def test_an_interrupted_certification_is_incomplete(tmp_path: Path) -> None:
     import signal
 
     out = tmp_path / "out"
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "kconform.cli", "certify", "--client", "confluent-kafka",
          "--cases", "kip511.*", "-j", "1", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        tmp_path / "stderr",
     )  # fmt: skip
     assert process.stdout is not None
     seen = []
