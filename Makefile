@@ -104,7 +104,7 @@ MAIN_JOB_SUITES := --ignore=suites/broker --ignore=suites/fuzz --ignore=suites/v
 test-harness: $(STAMP)
 	rm -rf $(CLIENT_COVERAGE_DIR)
 	$(TEST_ENV) $(BIN)/python -m pytest $(XDIST) --target $(TEST_TARGETS) $(HARNESS_CLIENTS) \
-	  $(MAIN_JOB_SUITES) $(BASELINE_ARGS) $(JAVA_UNGATED) $(CLIENT_COVERAGE) --durations=40
+	  $(MAIN_JOB_SUITES) $(BASELINE_ARGS) $(JAVA_UNGATED) $(CLIENT_COVERAGE) --durations=0 --durations-min=4
 ifneq ($(CLIENT_GATED),)
 	$(BIN)/python -m kconform.reports.coverage_gate \
 	  $(CLIENT_COVERAGE_DIR)/java-$(COVERAGE_GATED)/coverage.json
