@@ -6,7 +6,8 @@ lists; else `unsupported` when the case requires a capability the subject lacks 
 facts of its file: what its probe or `--describe` reported missing when measured, such as
 KIP-977 on every Apache release, each with its why); else the deviation a bug of the rule
 book's record (`Known` with a case, a system and affected releases) gives on a release it
-covers; else `pass`. A new case every subject passes therefore touches no baseline file, and a
+covers; else what the case's level gives a case without deviation (`pass`, `informational`
+for an INFO case). A new case every subject passes therefore touches no baseline file, and a
 new release a recorded bug covers is expected to deviate without an edit.
 
 Files: `baselines/<kind>/<version>.json` (`installed.json` for a subject without a version),
@@ -119,7 +120,7 @@ class Expectations:
 
     def expected(self, case_id: str, brokers: int = 1) -> tuple[str, str | None]:
         """(verdict entry, why) expected of this subject on `case_id`: an exception, else what
-        a lacking capability derives, else pass."""
+        a lacking capability derives, else what the case's level gives (`by_level`)."""
         layers = [self.sizes[brokers]] if brokers in self.sizes else []
         layers.append(self.soak if case_id.startswith(SOAK_PREFIX) else self.general)
         for layer in layers:
@@ -138,7 +139,7 @@ class Expectations:
         bug = known_bug(case_id, self.subject, self.bundles)
         if bug is not None:
             return bug
-        return PASS, None
+        return by_level(case_id), None
 
     def derived(self, case_id: str) -> str:
         """The verdict the facts alone give: what an exception is measured against."""
@@ -169,7 +170,7 @@ class ExpectedVerdicts(Mapping[str, str]):
         for exp, listed in reversed(list(zip(self._layers, self._listed, strict=True))):
             if case_id in listed:  # later files layer over earlier ones
                 return exp.expected(case_id, self._brokers)
-        return PASS, None
+        return by_level(case_id), None
 
     def __getitem__(self, case_id: str) -> str:
         return self._find(case_id)[0]
@@ -206,6 +207,17 @@ def layered(
     return out
 
 
+def by_level(case_id: str) -> str:
+    """What a case that ran to its end without a deviation gives: pass, or `informational` for
+    an INFO case (it records, it never passes), so no subject lists that as an exception."""
+    from kconform.engine.model import CASES
+    from kconform.rules import Level
+
+    case_requirements()  # the declarations are imported
+    info = CASES.get(case_id)
+    return str(Verdict.INFORMATIONAL) if info and info.level is Level.INFO else PASS
+
+
 def bug_cases() -> set[str]:
     """The cases the rule book's bug record names as catching a bug."""
     from kconform.rules import BUGS
@@ -232,8 +244,9 @@ _REQUIRES: dict[str, frozenset[str]] = {}
 
 
 def case_requirements() -> dict[str, frozenset[str]]:
-    """{case id: the capabilities it requires}, from the case declarations (the installed
-    suites are imported once if nothing has imported them yet)."""
+    """{case id: the capabilities it requires and what it needs the subject to show}, from the
+    case declarations (the installed suites are imported once if nothing has imported them
+    yet)."""
     from kconform.engine.model import CASES
 
     if not CASES:
@@ -248,7 +261,8 @@ def case_requirements() -> dict[str, frozenset[str]]:
                     importlib.import_module(info.name)
     if len(_REQUIRES) != len(CASES):
         _REQUIRES.clear()
-        _REQUIRES.update({c.id: frozenset(str(r) for r in c.requires) for c in CASES.values()})
+        _REQUIRES.update({c.id: frozenset(str(r) for r in c.requires) | c.needs_shown
+                          for c in CASES.values()})  # fmt: skip
     return _REQUIRES
 
 

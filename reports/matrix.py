@@ -269,9 +269,10 @@ def _prefix_groups(ids: Sequence[str], every: Sequence[str]) -> list[str]:
 
 def render_release_summary(columns: Sequence[Column], kind: str) -> str:
     """One kind's releases ("apache", "java") as the README shows them: 1-node baselines only, a
-    row for each case whose verdict differs between releases, adjacent releases that agree on
-    every such row in one column; the cases with one non-pass verdict on every release listed
-    below it. Measured, as the matrix is: a release without a baseline has no column."""
+    row for each case whose verdict differs between releases (cases with the same verdicts
+    sharing one), adjacent releases that agree on every such row in one column; the cases with
+    one non-pass verdict on every release listed below it. Measured, as the matrix is: a
+    release without a baseline has no column."""
     cols = [c for c in columns if not c.variant and c.subject.startswith(f"{kind}:")]
     if not cols:
         return f"(no `{kind}` baseline yet)"
@@ -308,7 +309,8 @@ def render_release_summary(columns: Sequence[Column], kind: str) -> str:
         rows.setdefault(tuple(short(entry[g[0].subject, case_id]) for g in merged), []).append(
             case_id
         )
-    lines = [(name, cells) for cells, cases in rows.items() for name in _prefix_groups(cases, ids)]
+    # the cases that agree on every release share a row
+    lines = [(", ".join(_prefix_groups(cases, ids)), cells) for cells, cases in rows.items()]
     for name, cells in sorted(lines, key=lambda line: line[0]):
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     if not differ:

@@ -15,6 +15,7 @@ from typing import Any
 
 from kconform.engine.results import CaseResult
 from kconform.errors import UsageError
+from kconform.fixtures.types import Shown
 from kconform.outputs import atomic_write
 from kconform.reports.expectations import (
     Expectations,
@@ -156,22 +157,46 @@ def capabilities_of(run: RunResults, subject: str) -> list[str] | None:
     return None
 
 
+SHOWN = frozenset(str(s) for s in Shown)
+
+
 def _lacking(
-    subject: str, mine: list[CaseResult], has: Collection[str], known: Mapping[str, str]
+    subject: str, mine: list[CaseResult], has: Collection[str] | None, known: Mapping[str, str]
 ) -> dict[str, str]:
-    """The capabilities `subject` lacks that the run confirms: not among those it said it has,
-    and every case of the run that requires one ended unsupported."""
+    """What `subject` lacks that the run confirms: a capability not among those it said it has,
+    or something a case needs it to show (`Shown`), whose every case in the run ended
+    unsupported. The why of a shown lack is what its first such case measured. `has`: the
+    capabilities it said it has (None: it did not say, so only shown lacks are found)."""
     requires = case_requirements()
     found = {}
     for capability in sorted({c for r in mine for c in requires.get(r.case_id, ())}):
-        if capability in has or capability in known:
+        if capability in known or (capability not in SHOWN and (has is None or capability in has)):
             continue
-        needing = [r.verdict for r in mine if capability in requires.get(r.case_id, ())]
-        if all(v == "unsupported" for v in needing):
+        # the cases needing the least else first: their message is about this lack alone
+        needing = sorted(
+            (r for r in mine if capability in requires.get(r.case_id, ())),
+            key=lambda r: len(requires.get(r.case_id, frozenset()) & SHOWN),
+        )
+        if not all(r.verdict == "unsupported" for r in needing):
+            continue
+        if capability in SHOWN and needing[0].message:
+            found[capability] = needing[0].message
+        else:
             found[capability] = (f"{subject} reported no {capability} capability when measured "
                                  "(its probe or --describe): every case that requires it was "
                                  "unsupported")  # fmt: skip
     return found
+
+
+def _contradicted(mine: list[CaseResult], lacks: Mapping[str, str]) -> set[str]:
+    """The lacks the run shows wrong: a case that requires one ended other than unsupported."""
+    requires = case_requirements()
+    return {
+        lack
+        for lack in lacks
+        for r in mine
+        if lack in requires.get(r.case_id, ()) and r.verdict != "unsupported"
+    }
 
 
 def bundles_of(run: RunResults, subject: str) -> dict[str, str]:
@@ -226,8 +251,9 @@ def write_baseline(
     old = read_expectations(path) if path.is_file() else Expectations(subject, Layer())
     mine = [r for r in sorted(results, key=lambda r: r.case_id) if r.subject == subject]
     ran = {r.case_id for r in mine}
-    if capabilities is not None and brokers == 1:
-        old = replace(old, lacks=old.lacks | _lacking(subject, mine, capabilities, old.lacks))
+    if brokers == 1:
+        kept = {k: v for k, v in old.lacks.items() if k not in _contradicted(mine, old.lacks)}
+        old = replace(old, lacks=kept | _lacking(subject, mine, capabilities, kept))
 
     def target(case_id: str) -> Layer:
         if brokers != 1:

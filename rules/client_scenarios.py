@@ -18,14 +18,14 @@ ADMIN = (
          "KIP's clients) with enable.metrics.push=true and a subscription matching it Gets its "
          "subscription and pushes.",
          behaviour="E.1",
-         known=(Known("Apache 3.7.0-3.9.x", "KafkaAdminClient has no telemetry reporter: "
+         known=(Known("Java client 3.7.0-3.9.x", "KafkaAdminClient has no telemetry reporter: "
                       "enable.metrics.push only gates clientInstanceId(), which sends the one "
                       "GetTelemetrySubscriptions it answers from; it never pushes",
                       f"{_ADMIN_39} (clientTelemetryEnabled, clientInstanceId); {_KAFKA_17248} "
                       "added ClientTelemetryReporter to it",
                       bug="ak-admin-never-pushes", fixed_in="4.0.0",
                       case="kip714.client.admin.pushes_when_enabled"),
-                Known("Apache 4.0.0+", "conforms: ClientTelemetryReporter on the Admin client",
+                Known("Java client 4.0.0+", "conforms: ClientTelemetryReporter on the Admin client",
                       _KAFKA_17248))),
     Rule("kip1076.client.admin.default", Level.INFO, "KIP-1076", "Public Interfaces", "",
          "What an Admin client left at its enable.metrics.push default does. KIP-714's "

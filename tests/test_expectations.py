@@ -14,6 +14,7 @@ import pytest
 from kconform.engine.results import CaseResult
 from kconform.fixtures.clients.registry import client_kinds
 from kconform.fixtures.targets.registry import target_kinds
+from kconform.fixtures.types import Shown
 from kconform.reports import expectations
 from kconform.reports.expectations import (
     WHYS,
@@ -163,3 +164,47 @@ def test_a_new_subject_lacking_a_capability_gets_one_fact_not_an_entry_per_case(
     write_baseline(tmp_path / "c.json", subject, results, capabilities=[])
     again = json.loads((tmp_path / "c.json").read_text())
     assert "lacks" not in again and len(again["verdicts"]) == len(telemetry)
+
+
+def test_what_a_subject_never_showed_is_one_fact_with_the_measured_reason(tmp_path: Path) -> None:
+    """A case that needs a subject to show something (ApiVersions v5) and ends unsupported
+    without it: one `lacks` fact whose why is what the run measured, not an entry per case,
+    even from a run that does not say the subject's capabilities; a later run in which such a
+    case is judged takes the fact back."""
+    requires = expectations.case_requirements()
+    v5 = sorted(c for c, needs in requires.items() if Shown.APIVERSIONS_V5 in needs)
+    assert {c.split(".")[0] for c in v5} == {"kip1242"} and len(v5) >= 2
+    subject = "java:9.9.9"
+    said = "the client sends ApiVersions v4 to a broker advertising v0-5"
+    results = [_result(c, "unsupported", subject) for c in v5]
+    for r in results:
+        r.message = said
+    path = tmp_path / "java" / "9.9.9.json"
+    write_baseline(path, subject, results)
+    data = json.loads(path.read_text())
+    assert data["lacks"] == {"apiversions_v5": said} and data["verdicts"] == {}
+    verdicts, why = layered_baselines([path], 1)[subject]
+    assert {verdicts[c] for c in v5} == {"unsupported"} and why[v5[0]] == said
+    write_baseline(path, subject, [_result(v5[0], "pass", subject)], keep_unrun=True)
+    data = json.loads(path.read_text())
+    assert "lacks" not in data, "a case judged it: the lack is no longer a fact"
+    assert layered_baselines([path], 1)[subject][0][v5[1]] == "pass"
+
+
+def test_an_info_case_is_expected_informational_without_an_entry() -> None:
+    """An INFO case that ran to its end records: `informational` is its level's outcome, so no
+    subject lists it (111 such entries were copied across the baselines)."""
+    from kconform.engine.model import CASES
+    from kconform.rules import Level
+
+    info = sorted(c for c, i in CASES.items() if i.level is Level.INFO)
+    must = sorted(c for c, i in CASES.items() if i.level is Level.MUST)
+    unmeasured = Expectations("apache:9.9.9", Layer())
+    assert info and unmeasured.expected(info[0]) == ("informational", None)
+    assert unmeasured.expected(must[0]) == ("pass", None)
+    listed = [
+        p
+        for p in expectation_files(BASELINES)
+        if "informational" in json.loads(p.read_text(encoding="utf-8"))["verdicts"].values()
+    ]
+    assert listed == []  # fmt: skip

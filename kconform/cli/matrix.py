@@ -342,7 +342,7 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     beside `folder`), and what its facts do not derive as exceptions in
     `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
     that file's `brokers` section), saying which expectations changed (their whys need a look)."""
-    from kconform.reports.expectations import WHYS, prune_whys, subject_path
+    from kconform.reports.expectations import WHYS, by_level, prune_whys, subject_path
     from kconform.reports.matrix_artifact import matrix_artifact, record_column
     from kconform.reports.model import (
         bundles_of,
@@ -368,10 +368,10 @@ def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: 
     prune_whys(folder)
     expected, why = layered_baselines([target], brokers)[subject]
     for r in sorted(mine, key=lambda r: r.case_id):
-        was = expected_before.get(r.case_id, "pass")
+        was = expected_before.get(r.case_id, by_level(r.case_id))
         if was != expected[r.case_id]:
             print(f"  {target}: {r.case_id} {was} -> {expected[r.case_id]} (check its why)")
-        if expected[r.case_id] != "pass" and not why.get(r.case_id):
+        if expected[r.case_id] != by_level(r.case_id) and not why.get(r.case_id):
             print(f"  {target}: {r.case_id} is {expected[r.case_id]} with no why yet")
 
 

@@ -65,6 +65,9 @@ class CaseInfo:
     # volume run); `kconform -j` keeps the cases of one recording in one worker, so the run is
     # made once and its outputs are written by one process
     shares: str | None = None
+    # what the subject must show it does (kconform.fixtures.types.Shown): the case decides it
+    # from the wire or --describe; expectations derive `unsupported` from a subject's lack of it
+    needs_shown: frozenset[str] = frozenset()
 
     def require_shares(self, recording: str, what: str) -> None:
         """HarnessDefect unless this case declares `shares=recording`: undeclared, `kconform -j`
@@ -89,6 +92,7 @@ def case(
     requires: Iterable[Capability] = (),
     kind: str = "broker",
     shares: str | None = None,
+    needs_shown: Iterable[str] = (),
 ) -> Callable[[F], F]:
     """Declare a test function a conformance case (see the module docstring)."""
     if not CASE_ID.match(id):
@@ -103,7 +107,8 @@ def case(
         raise HarnessDefect(
             f"case {id!r} is {level} but its first rule {judged[0]} is {RULES[judged[0]].level}"
         )
-    info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind, judged, shares)
+    info = CaseInfo(id, title, spec, Level(level), kip, frozenset(requires), kind, judged, shares,
+                    frozenset(str(s) for s in needs_shown))  # fmt: skip
 
     def mark(function: F) -> F:
         known = CASES.get(id)

@@ -21,6 +21,7 @@ from kconform.engine.model import Family, Level, case
 from kconform.errors import PreconditionUnmet, Unsupported
 from kconform.fixtures.connection import ConnectionClosed, KafkaConnection
 from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.types import Shown
 from kconform.suites.broker.helpers import err
 
 SPEC = ("Apache 4.4.0 ApiVersionsRequest.json v5 (KIP-1242); ApiVersionsRequest.isValid; "
@@ -28,6 +29,7 @@ SPEC = ("Apache 4.4.0 ApiVersionsRequest.json v5 (KIP-1242); ApiVersionsRequest.
 API_VERSIONS = 18
 METADATA = 3
 V5 = 5
+NEEDS_V5 = (Shown.APIVERSIONS_V5,)  # an older range is `unsupported`, read from its answer
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ async def ask_v5(check: Check, conn: KafkaConnection, cluster_id: str | None, no
     title="ApiVersions v5 naming the broker's own cluster id and node id is answered NONE",
     spec=SPEC,
     level=Level.MUST,
+    needs_shown=NEEDS_V5,
 )
 async def test_identity_matched(target: BrokerTarget, check: Check) -> None:
     conn, me = await identity(check, target)
@@ -127,6 +130,7 @@ async def test_identity_matched(target: BrokerTarget, check: Check) -> None:
     "answered NONE",
     spec=SPEC,
     level=Level.MUST,
+    needs_shown=NEEDS_V5,
 )
 async def test_identity_absent(target: BrokerTarget, check: Check) -> None:
     conn = await check.connect()
@@ -145,6 +149,7 @@ def _half_case(case_id: str, keeps: str) -> Any:
         title=f"ApiVersions v5 with its {keeps} but not the other is answered INVALID_REQUEST",
         spec=f"{SPEC} ('Provide both ClusterId and NodeId')",
         level=Level.MUST,
+        needs_shown=NEEDS_V5,
     )
     async def test(target: BrokerTarget, check: Check) -> None:
         conn, me = await identity(check, target)
@@ -169,6 +174,7 @@ def _misrouted_case(case_id: str, wrong: str) -> Any:
         "REBOOTSTRAP_REQUIRED",
         spec=f"{SPEC} ('ClusterId and NodeId checking and REBOOTSTRAP_REQUIRED error')",
         level=Level.MUST,
+        needs_shown=NEEDS_V5,
     )
     async def test(target: BrokerTarget, check: Check) -> None:
         conn, me = await identity(check, target)

@@ -19,8 +19,11 @@ from kconform.errors import PreconditionUnmet, Unsupported
 from kconform.fixtures.clients import ClientDriver
 from kconform.fixtures.proxy.injections import Injection
 from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.types import Shown
 from kconform.suites.client.helpers import Recording, baseline_run, for_client, produce, run_client
 from kconform.suites.client.traffic import API_VERSIONS, Exchange, Traffic
+
+NEEDS_V5 = (Shown.APIVERSIONS_V5,)  # a client sending an older version is `unsupported`
 
 SPEC = "Apache 4.4.0 ApiVersionsRequest.json v5 (KIP-1242); §B.5"
 METADATA = 3
@@ -57,6 +60,7 @@ def _cluster_ids(traffic: Traffic) -> set[str]:
     title="ApiVersions v5 names both the cluster id Metadata gave and the connection's node id",
     spec=f"{SPEC}; NetworkClient.handleInitiateApiVersionRequests (4.4.0)",
     level=Level.MUST,
+    needs_shown=NEEDS_V5,
     kind="client",
     shares="baseline",
 )
@@ -122,6 +126,7 @@ async def _misrouted_run(
     spec=f"{SPEC}; Errors.REBOOTSTRAP_REQUIRED ('The client should rebootstrap'); "
     "NetworkClient.handleApiVersionsResponse (4.4.0)",
     level=Level.MUST,
+    needs_shown=NEEDS_V5,
     kind="client",
 )
 async def test_misrouted_disconnects(

@@ -18,7 +18,9 @@ from kconform.engine.model import Level, case
 from kconform.errors import Unsupported
 from kconform.fixtures.clients import ClientDriver, Scenario
 from kconform.fixtures.clients.contract import APP_METRIC, APP_METRIC_CONFIG
+from kconform.fixtures.clients.driver import missing_scenario
 from kconform.fixtures.targets.base import BrokerTarget
+from kconform.fixtures.types import Shown
 from kconform.suites.client.helpers import (
     TELEMETRY,
     TOPIC,
@@ -68,6 +70,7 @@ def _telemetry_counts(recording: Recording) -> str:
     "KIP-714 Admin API (Admin.clientInstanceId)",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.ADMIN_CLIENT,),
     kind="client",
 )
 async def test_admin_pushes_when_enabled(
@@ -92,6 +95,7 @@ async def test_admin_pushes_when_enabled(
     "metrics')",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.ADMIN_CLIENT,),
     kind="client",
 )
 async def test_admin_opt_out(
@@ -112,6 +116,7 @@ async def test_admin_opt_out(
     spec=f"KIP-714 Client configuration (default true); KIP-1076; {ADMIN_FACTS}",
     level=Level.INFO,
     requires=TELEMETRY,
+    needs_shown=(Shown.ADMIN_CLIENT,),
     kind="client",
 )
 async def test_admin_default(
@@ -180,6 +185,7 @@ def _expect_app_metric(check: Check, recording: Recording, name: str) -> None:
     spec="KIP-1076 (registerMetricForSubscription: 'sent as telemetry data to the broker')",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.APP_METRIC,),
     kind="client",
 )
 async def test_app_metric_producer(
@@ -197,13 +203,14 @@ async def test_app_metric_producer(
     "broker'); enable.metrics.push=true",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.ADMIN_CLIENT, Shown.APP_METRIC),
     kind="client",
 )
 async def test_app_metric_admin(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     if "admin" not in client.scenarios:
-        raise Unsupported(f"{client.name} does not implement the 'admin' scenario")
+        raise Unsupported(missing_scenario(client, "admin"))
     recording, name = await _app_metric_run(
         check, client, client_target, Scenario.admin(seconds=ADMIN_SECONDS), PUSH_ON
     )
@@ -217,6 +224,7 @@ async def test_app_metric_admin(
     spec=KIP714_CONFIG + "will push metrics if there are any matching subscriptions'); KIP-932",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.SHARE_CONSUMER,),
     kind="client",
 )
 async def test_share_consumer_pushes(
@@ -268,13 +276,14 @@ def _require_share_group_served(check: Check, recording: Recording, target: Brok
     "broker'); KIP-932",
     level=Level.MUST,
     requires=TELEMETRY,
+    needs_shown=(Shown.SHARE_CONSUMER, Shown.APP_METRIC),
     kind="client",
 )
 async def test_app_metric_share_consumer(
     client: ClientDriver, client_target: BrokerTarget, check: Check
 ) -> None:
     if "share-consume" not in client.scenarios:
-        raise Unsupported(f"{client.name} does not implement the 'share-consume' scenario")
+        raise Unsupported(missing_scenario(client, "share-consume"))
     recording, name = await _app_metric_run(
         check, client, client_target, _share_scenario(check), {}
     )
