@@ -87,6 +87,7 @@ def changed(stored: Path) -> list[tuple[str, str]]:
     folder's) whose key differs in the current tree, and of every declared case of a stored
     subject's kind (broker or client) that it holds no result for: what a run must redo."""
     paths = [stored / KEYS] if (stored / KEYS).is_file() else sorted(stored.glob(f"*/{KEYS}"))
+    case_requirements()  # every case declared, before a folder with no key asks which exist
     out: set[tuple[str, str]] = set()
     for path in paths:
         results = path.parent / "results.json"
@@ -94,8 +95,8 @@ def changed(stored: Path) -> list[tuple[str, str]]:
             results.is_file()) else set()  # fmt: skip
         keys = json.loads(path.read_text(encoding="utf-8"))
         for subject, cases in keys.items():
-            for case_id, key in cases.items():
-                if result_key(case_id, subject) != key:
+            for case_id, key in cases.items():  # `held: false`: asked for, gave no result
+                if result_key(case_id, subject) != {k: v for k, v in key.items() if k != "held"}:
                     out.add((case_id, subject))
             for held, kind in kinds:
                 if held == subject:

@@ -39,6 +39,7 @@ from kconform.errors import UsageError
 from kconform.exit_codes import EXIT_ERRORS, EXIT_OK
 
 if TYPE_CHECKING:
+    from kconform.matrix.incremental import Redo
     from kconform.matrix.plan import Run
     from kconform.plugin.scheduling import Shard
     from kconform.reports.model import RunResults
@@ -94,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="run part K of N: the same runs and costs give every machine the "
                      "same parts, of about equal cost; `matrix merge` joins their --out "
                      "folders")  # fmt: skip
+    run.add_argument("--all", action="store_true",
+                     help="run every case of every subject; without it, a subject whose --out "
+                     "folder holds an earlier run runs only the cases whose key changed since "
+                     "(`matrix changed`), and not at all when none did")  # fmt: skip
     run.add_argument("--costs", type=Path, default=COSTS,
                      help="each run's last wall time, read to start the longest first and to "
                      "split shards, written after each whole run (not with --cases or --shard; "
@@ -238,23 +243,50 @@ def _run_releases(args: argparse.Namespace) -> int:
     jobs = args.jobs or default_jobs()
     memory = args.memory or available_mb()
     part = f"shard {shard}: {len(runs)} of {len(plan)} runs" if shard else f"{len(runs)} runs"
-    print(f"{part}, up to {jobs} at once within {memory} MB, the longest first")
-    return _run_side_by_side(args, plan, runs, shard, costs, jobs, memory)
+    todo, fresh = _what_changed(args, runs)
+    if fresh:
+        print(f"{len(fresh)} of {part} up to date in {args.out} (no case's key changed; --all "
+              f"runs them): {', '.join(r.name for r in fresh)}")  # fmt: skip
+    partial = sum(1 for r in todo if r.cases)
+    print(f"{len(todo)} of {part} to run"
+          + (f" ({partial} only for the cases that changed)" if partial else "")
+          + f", up to {jobs} at once within {memory} MB, the longest first")  # fmt: skip
+    return _run_side_by_side(args, plan, todo, fresh, shard, costs, jobs, memory)
 
 
-def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run],
-                      shard: Shard | None, costs: dict[str, float], jobs: int,
+def _what_changed(args: argparse.Namespace, runs: list[Run]) -> tuple[list[Redo], list[Run]]:
+    """The runs to do, each with the cases that changed (none named: the whole run), and those
+    up to date; every run whole with --all."""
+    from kconform.matrix.incremental import Redo, plan_redo
+
+    if args.all:
+        return [Redo(run) for run in runs], []
+    return plan_redo(runs, args.out, args.cases or "")
+
+
+def _run_side_by_side(args: argparse.Namespace, plan: list[Run], todo: list[Redo],
+                      fresh: list[Run], shard: Shard | None, costs: dict[str, float], jobs: int,
                       memory: int) -> int:  # fmt: skip
     """Run them, recording each as it ends: its line, its cost, its baseline, the manifest."""
+    from kconform.matrix.incremental import (
+        KEPT,
+        absent_cases,
+        asked_cases,
+        merge_kept,
+        write_run_keys,
+    )
     from kconform.matrix.plan import pytest_command, write_costs
+    from kconform.matrix.record import record_run
     from kconform.matrix.schedule import Finished, run_all, start
     from kconform.matrix.shard import manifest, write_manifest
-    from kconform.reports.matrix_keys import write_keys
+    from kconform.reports.matrix_keys import KEYS
     from kconform.reports.model import RunResults
 
     worst = EXIT_OK
-    ran: list[str] = []
+    ran: list[str] = [r.name for r in fresh]  # in the folder already, as a run leaves them
     write_manifest(args.out, manifest(plan, args.cases or "", shard, ran))
+    runs = [r.run for r in todo]
+    only = {r.run.name: ",".join(r.cases) for r in todo if r.cases}  # the cases that changed
     unrecorded = {r.name for r in runs}
     waiting: list[tuple[Run, RunResults]] = []  # to record once the run they build on is
 
@@ -264,7 +296,8 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
         if run.after in unrecorded:
             waiting.append((run, results))
             return
-        _record(run.subject, run.name, results, bool(args.cases), args.baselines)
+        record_run(run.subject, run.name, results, bool(args.cases) or run.name in only,
+                args.baselines)  # fmt: skip
         unrecorded.discard(run.name)
         for entry in [w for w in waiting if w[0].after == run.name]:
             waiting.remove(entry)
@@ -273,8 +306,12 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
     def launch(run: Run) -> subprocess.Popen[bytes]:
         folder = args.out / run.name
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "results.json").unlink(missing_ok=True)  # an earlier run's is not this one's
-        return start(pytest_command(run, folder, args.cases or ""), folder / "pytest.log")
+        if run.name in only:  # kept for what this run does not redo
+            (folder / "results.json").replace(folder / KEPT)
+        else:  # an earlier run's is not this one's
+            (folder / "results.json").unlink(missing_ok=True)
+        cases = only.get(run.name, args.cases or "")
+        return start(pytest_command(run, folder, cases), folder / "pytest.log")
 
     def done(end: Finished) -> None:
         nonlocal worst
@@ -285,18 +322,27 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
             print(f"{end.run.name}: no results ({took}, pytest exit {end.code}; "
                   f"see {folder / 'pytest.log'})")  # fmt: skip
             worst = EXIT_ERRORS
+            if (folder / KEPT).is_file():  # the earlier results stay what the folder holds
+                (folder / KEPT).replace(results)
             failed(end.run)
             return
-        run_results = RunResults.read(results)
-        write_keys(folder, run_results)  # what determines each result: `matrix changed`
-        counts = run_results.counts()
+        counts = RunResults.read(results).counts()  # what this run gave
+        run_results = merge_kept(folder)
+        kinds = {r.subject: r.subject_kind for r in run_results.results}
+        if end.run.name in only:
+            asked = only[end.run.name].split(",")
+        else:  # a whole run: the keys are its own
+            asked = asked_cases(kinds.get(end.run.subject, ""), args.cases or "")
+            (folder / KEYS).unlink(missing_ok=True)
+        absent = {end.run.subject: absent_cases(run_results, end.run.subject, asked)}
+        write_run_keys(folder, run_results, absent)  # what determines each: `matrix changed`
         print(f"{end.run.name}: {took}, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v),
               flush=True)  # fmt: skip
         if counts.get("error"):
             worst = EXIT_ERRORS
         ran.append(end.run.name)
         write_manifest(args.out, manifest(plan, args.cases or "", shard, ran))
-        if not args.cases and not shard:  # a part of a run, or of the matrix, is not its cost
+        if not args.cases and not shard and end.run.name not in only:  # a part is no cost
             costs[end.run.name] = end.seconds
             write_costs(args.costs, costs)
         if args.write_baselines:
@@ -315,7 +361,8 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], runs: list[Run]
         run_all(runs, costs=costs, jobs=jobs, memory_mb=memory, launch=launch, done=done)
     finally:
         for run, results in list(waiting):  # interrupted before what they build on ended
-            _record(run.subject, run.name, results, bool(args.cases), args.baselines)
+            record_run(run.subject, run.name, results, bool(args.cases) or run.name in only,
+                args.baselines)  # fmt: skip
     return worst
 
 
@@ -335,44 +382,6 @@ def _diff(args: argparse.Namespace) -> int:
     change = diff(load_verdicts(args.a), load_verdicts(args.b))
     sys.stdout.write(render_json(change) if args.json else render_text(change))
     return EXIT_OK
-
-
-def _record(subject: str, name: str, run: RunResults, keep_unrun: bool, folder: Path) -> None:
-    """Record a run: its verdicts as the subject's column of the measured matrix (`docs/matrix.json`
-    beside `folder`), and what its facts do not derive as exceptions in
-    `<folder>/<kind>/<version>.json` (a 3-node run: what differs from the 1-node expectation, in
-    that file's `brokers` section), saying which expectations changed (their whys need a look)."""
-    from kconform.reports.expectations import WHYS, by_level, prune_whys, subject_path
-    from kconform.reports.matrix_artifact import matrix_artifact, record_column
-    from kconform.reports.model import (
-        bundles_of,
-        capabilities_of,
-        layered_baselines,
-        write_baseline,
-    )
-
-    variant = name[len(subject.replace(":", "-")) + 1 :] if name != subject else ""
-    brokers = int(variant.removesuffix("brokers")) if variant.endswith("brokers") else 1
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / WHYS).is_file():
-        (folder / WHYS).write_text("{}\n", encoding="utf-8")
-    target = subject_path(folder, subject)
-    before = layered_baselines([target], brokers) if target.is_file() else {}
-    expected_before, _ = before.get(subject, ({}, {}))
-    mine = [r for r in run.results if r.subject == subject]
-    write_baseline(target, subject, run.results, keep_unrun=keep_unrun,
-                   bundles=bundles_of(run, subject), brokers=brokers,
-                   capabilities=capabilities_of(run, subject))  # fmt: skip
-    record_column(matrix_artifact(folder), subject, variant,
-                  {r.case_id: r.verdict for r in mine}, keep_unrun=keep_unrun)  # fmt: skip
-    prune_whys(folder)
-    expected, why = layered_baselines([target], brokers)[subject]
-    for r in sorted(mine, key=lambda r: r.case_id):
-        was = expected_before.get(r.case_id, by_level(r.case_id))
-        if was != expected[r.case_id]:
-            print(f"  {target}: {r.case_id} {was} -> {expected[r.case_id]} (check its why)")
-        if expected[r.case_id] != by_level(r.case_id) and not why.get(r.case_id):
-            print(f"  {target}: {r.case_id} is {expected[r.case_id]} with no why yet")
 
 
 COMMAND = Command("matrix", "run the suites over many releases; render the matrix",
