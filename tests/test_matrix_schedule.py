@@ -103,13 +103,37 @@ def test_runs_go_longest_first_within_jobs_and_memory() -> None:
         going.pop(end.run.name)
         ended.append(end)
 
-    run_all(runs, costs={}, jobs=2, memory_mb=700, launch=launch, done=done)
+    run_all(runs, costs={}, jobs=2, memory_mb=700, launch=launch, done=done, cores=2.0)
     # long (600) first; mid (600) does not fit beside it, short (300) neither; tiny (50) does
     assert [n for n, _ in started][:2] == ["long", "tiny"]
     assert peak["jobs"] <= 2 and peak["mb"] <= 700
     assert sorted(e.run.name for e in ended) == ["long", "mid", "short", "tiny"]
     assert all(e.code == 0 and e.seconds > 0 for e in ended)
     assert [r.name for r in longest_first(runs, {"short": 9})] == ["short", "long", "mid", "tiny"]
+
+
+def test_jvms_never_share_the_cores_that_light_clients_fill() -> None:
+    """On 2 cores with `-j 6`: two JVM runs (a core each) at most together, a light client run
+    (a quarter) fills what is left: at -j 4 three Java clients beside two releases on 2 cores
+    turned a cadence verdict (a push 60 ms past its bound)."""
+    jvm = [Run(f"java-{i}", f"java-{i}", ("client",), (), 5.0 - i, 100) for i in range(3)]
+    light = [Run(f"light-{i}", f"light-{i}", ("client",), (), 1.0, 100, cores=0.25)
+             for i in range(4)]  # fmt: skip
+    going: dict[str, float] = {}
+    peak = {"cores": 0.0, "jvms": 0}
+
+    def launch(run: Run) -> subprocess.Popen[bytes]:
+        going[run.name] = run.cores
+        peak["cores"] = max(peak["cores"], sum(going.values()))
+        peak["jvms"] = max(peak["jvms"], sum(1 for c in going.values() if c >= 1))
+        return _sleeper(0.3)
+
+    run_all([*jvm, *light], costs={}, jobs=6, memory_mb=10_000, launch=launch,
+            done=lambda end: going.pop(end.run.name), cores=2.0)  # fmt: skip
+    assert peak == {"cores": 2.0, "jvms": 2}
+    planned = plan_runs(["4.4.0"], cluster="", release_clients=True, targets=[],
+                        clients=["kafka-python"])  # fmt: skip
+    assert [r.cores for r in planned] == [1.0, 1.0, 0.25]  # the release, its Java client, light
 
 
 def test_a_run_larger_than_the_budget_still_runs_alone() -> None:
@@ -273,8 +297,7 @@ def test_a_3_node_baseline_is_recorded_after_its_releases_1_node_one(
     """`--write-baselines` side by side keeps the order one run after another had: the 3-node
     baseline lists what differs from the 1-node one, so it is written after it even when its
     run ends first."""
-    from kconform.cli import matrix as cli_matrix
-    from kconform.matrix import schedule
+    from kconform.matrix import record, schedule
 
     def start(command: list[str], log: Path) -> subprocess.Popen[bytes]:
         RunResults("0", 0.0).write(log.with_name("results.json"))
@@ -282,7 +305,8 @@ def test_a_3_node_baseline_is_recorded_after_its_releases_1_node_one(
 
     recorded: list[str] = []
     monkeypatch.setattr(schedule, "start", start)
-    monkeypatch.setattr(cli_matrix, "_record", lambda s, name, *a: recorded.append(name))
+    monkeypatch.setattr(record, "record_run", lambda s, name, *a: recorded.append(name))
+    monkeypatch.setattr(schedule, "default_jobs", lambda: 2)  # two cores: both runs at once
     argv = ["matrix", "run", "--releases", "4.4.0", "--cluster", "4.4.0", "--no-clients",
             "--write-baselines", "--baselines", str(tmp_path / "b"), "--out",
             str(tmp_path / "out"), "--costs", str(tmp_path / "c.json"), "-j", "2"]  # fmt: skip

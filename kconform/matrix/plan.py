@@ -21,6 +21,7 @@ from kconform.outputs import atomic_write
 SUITES = ("broker", "volumes", "fuzz", "client")
 HARNESS_MB = 250  # the pytest process itself: codec, engine, the in-process reference broker
 CLUSTER = 3  # nodes of the --cluster run
+LIGHT_CORES = 0.25  # a light client's run: its cases wait on the client's intervals
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class Run:
     # a run whose baseline this one's is written against (the 3-node one lists what differs
     # from its release's 1-node one): recorded after it, whichever ends first
     after: str = ""
+    # the cores it keeps busy: a JVM (a broker node, the Java client of each case) counts one,
+    # a light client (a waiting case uses almost no CPU) a quarter; the runs going together
+    # stay within the machine's cores, so that no client's timing runs on a starved CPU
+    cores: float = 1.0
 
 
 def heap_mb(option: str) -> int:
@@ -55,8 +60,9 @@ def _broker_run(
 
     kind = target_kind(split_entry(target)[0])
     node = heap_mb(kind.jvm_heap()) if kind.jvm_heap else kind.node_memory_mb
+    cores = 1.0 if kind.jvm_heap else 0.5  # a node's JVM; a registry broker's native binary
     return Run(target, name, suites, ("--target", target, "--brokers", str(nodes)),
-               kind.matrix_seconds, HARNESS_MB + nodes * node, after)  # fmt: skip
+               kind.matrix_seconds, HARNESS_MB + nodes * node, after, cores)  # fmt: skip
 
 
 def _client_run(client: str) -> Run:
@@ -66,8 +72,10 @@ def _client_run(client: str) -> Run:
     kind_name = re.split(r"[:@]", client, maxsplit=1)[0]
     kind = next((k for k in client_kinds() if k.name == kind_name), None)
     seconds, memory = (kind.matrix_seconds, kind.memory_mb) if kind else (60.0, 150)
+    cores = LIGHT_CORES if kind and kind.light else 1.0  # a `command:` driver is not trusted light
     flags = ("--target", client_cases_target(), "--client", client)
-    return Run(client, client.replace(":", "-"), ("client",), flags, seconds, HARNESS_MB + memory)
+    return Run(client, client.replace(":", "-"), ("client",), flags, seconds, HARNESS_MB + memory,
+               cores=cores)  # fmt: skip
 
 
 def plan_runs(

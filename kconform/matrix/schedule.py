@@ -1,6 +1,8 @@
 """Runs side by side: the longest first, as many at once as `jobs` allows and as fit in the
-memory budget, so that one subject's waits (a Java client sitting out a 300 s interval) overlap
-another's work. A run larger than the whole budget still runs, alone.
+memory budget and the cores (each run counts the cores it keeps busy, `Run.cores`: a JVM one, a
+light client a quarter), so that one subject's waits (a Java client sitting out a 300 s
+interval) overlap another's work while no two JVMs' timing share a core. A run larger than a
+whole budget still runs, alone.
 
 Every run is a pytest process in a process group of its own (a terminal's Ctrl-C reaches it
 once, from here) that gets SIGTERM from the kernel when this process dies (PR_SET_PDEATHSIG); its
@@ -96,23 +98,28 @@ def run_all(
     memory_mb: int,
     launch: Callable[[Run], subprocess.Popen[bytes]],
     done: Callable[[Finished], None],
+    cores: float | None = None,
 ) -> None:
-    """Run every run, longest first within `jobs` and `memory_mb`, calling `done` as each
-    ends. KeyboardInterrupt (after the runs going have ended) when interrupted."""
+    """Run every run, longest first within `jobs`, `memory_mb` and `cores` (default: the usable
+    cores), calling `done` as each ends. KeyboardInterrupt (after the runs going have ended)
+    when interrupted."""
+    budget = cores if cores is not None else float(default_jobs())
     pending = longest_first(runs, costs)
     going: list[tuple[Run, subprocess.Popen[bytes], float]] = []
     with _sigterm_interrupts():
         try:
             while pending or going:
                 used = sum(run.memory_mb for run, _, _ in going)
+                busy = sum(run.cores for run, _, _ in going)
                 for run in list(pending):
                     if len(going) >= jobs:
                         break
-                    if going and used + run.memory_mb > memory_mb:
+                    if going and (used + run.memory_mb > memory_mb or busy + run.cores > budget):
                         continue  # a smaller one further down may fit
                     going.append((run, launch(run), time.monotonic()))
                     pending.remove(run)
                     used += run.memory_mb
+                    busy += run.cores
                 time.sleep(POLL)
                 for entry in list(going):
                     ended = _reap(*entry)
