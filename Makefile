@@ -36,7 +36,11 @@ TEST_ENV := SPARK_LOCAL_IP=127.0.0.1 KCONFORM_KAFKA_DISTS=$(KAFKA_DISTS)
 comma := ,
 empty :=
 space := $(empty) $(empty)
-APACHE_TARGETS := $(subst $(space),$(comma),$(foreach v,$(APACHE_VERSIONS),apache:$(v)))
+# The broker suites on real brokers in `make test`: the newest release. The oldest one's run
+# (apache:3.7.0, about 85 s) went to `make matrix` when CI reached its 45 minutes (2026-11-29:
+# 47.0 measured); `make test APACHE_BROKERS_GATED="3.7.0 4.4.0"` puts it back.
+APACHE_BROKERS_GATED ?= $(lastword $(APACHE_VERSIONS))
+APACHE_TARGETS := $(subst $(space),$(comma),$(foreach v,$(APACHE_BROKERS_GATED),apache:$(v)))
 # Not gated on real brokers: whether Apache 4.1 rejects a decompression bomb (87) or exports it
 # depends on whether decompressing it exhausts the node's heap (the Throwable is caught), so
 # that SHOULD verdict is not reproducible from run to run. It is judged and reported all the same.
