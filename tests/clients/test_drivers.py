@@ -286,7 +286,7 @@ def test_describe_scenarios_decide_what_a_driver_is_asked(tmp_path: Path) -> Non
     old = create_driver(parse_clients(f"command:{script}")[0])
     assert old.scenarios == {"produce", "consume", "idle"}
     assert "scenarios" not in old.describe()
-    with pytest.raises(Unsupported, match="does not implement the 'admin' scenario"):
+    with pytest.raises(Unsupported, match="does not list the 'admin' scenario \\(an Admin client"):
         asyncio.run(old.start("127.0.0.1:9", {}, Scenario.admin(seconds=1)))
     script.write_text(body % ", 'scenarios': ['idle', 'admin']")
     new = create_driver(parse_clients(f"command:{script}")[0])
