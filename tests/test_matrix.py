@@ -14,6 +14,7 @@ from kconform import locations
 from kconform.cli import matrix
 from kconform.cli.matrix import readme_tables, render_pages
 from kconform.engine.results import CaseResult
+from kconform.matrix.record import record_run
 from kconform.reports.expectations import expectation_files
 from kconform.reports.matrix import build, load_columns, render_html, render_markdown
 from kconform.reports.matrix_artifact import matrix_columns, variant_size
@@ -168,7 +169,7 @@ def test_matrix_writes_under_the_current_folder_never_into_the_package(
                         "client", "confluent-kafka", "2.5.0", "pass")  # fmt: skip
     described = {"name": subject, "kind": "client", "bundles": {"librdkafka": "2.5.0"}}
     run = RunResults("0", 0.0, subjects=[described], results=[result])
-    matrix._record(subject, subject, run, False, args.baselines)
+    record_run(subject, subject, run, False, args.baselines)
     written = read_baseline(tmp_path / "baselines" / "confluent-kafka" / "2.5.0.json")
     assert written.verdicts == {}  # a pass nothing contradicts is no entry
     assert written.bundles == {"librdkafka": "2.5.0"}  # what the run's subject said it bundled
