@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import json
 import re
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -72,27 +73,39 @@ def result_key(case_id: str, subject: str) -> dict[str, str]:
     }
 
 
-def write_keys(folder: Path, run: RunResults) -> Path:
-    """`<folder>/keys.json`: {subject: {case id: key}} of every result of the run."""
-    keys: dict[str, dict[str, dict[str, str]]] = {}
-    for r in run.results:
-        keys.setdefault(r.subject, {})[r.case_id] = result_key(r.case_id, r.subject)
+def write_keys(
+    folder: Path, run: RunResults, absent: Mapping[str, Iterable[str]] | None = None
+) -> Path:
+    """`<folder>/keys.json`: {subject: {case id: key}}, over what the file held (a run of some
+    cases keeps the others' keys): each result's key, and each case of `absent` ({subject:
+    cases asked for that gave no result}) as `held: false`, not to be asked for again."""
     path = folder / KEYS
+    keys: dict[str, dict[str, dict[str, object]]] = {}
+    if path.is_file():
+        keys = json.loads(path.read_text(encoding="utf-8"))
+    for r in run.results:
+        keys.setdefault(r.subject, {})[r.case_id] = {**result_key(r.case_id, r.subject)}
+    for subject, cases in (absent or {}).items():
+        for case_id in cases:
+            keys.setdefault(subject, {})[case_id] = {**result_key(case_id, subject),
+                                                     "held": False}  # fmt: skip
     path.write_text(json.dumps(keys, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
 
 
 def changed(stored: Path) -> list[tuple[str, str]]:
     """(case id, subject) of every pair in a stored matrix result (its `*/keys.json`, or one
-    folder's) whose key differs in the current tree, and of every declared case of a stored
-    subject's kind (broker or client) that it holds no result for: what a run must redo."""
+    folder's) whose key differs in the current tree, that ended in `error` (the harness's
+    defect, never a result to keep), and of every declared case of a stored subject's kind
+    (broker or client) that it holds no result for: what a run must redo."""
     paths = [stored / KEYS] if (stored / KEYS).is_file() else sorted(stored.glob(f"*/{KEYS}"))
     case_requirements()  # every case declared, before a folder with no key asks which exist
     out: set[tuple[str, str]] = set()
     for path in paths:
-        results = path.parent / "results.json"
-        kinds = {(r.subject, r.subject_kind) for r in RunResults.read(results).results} if (
-            results.is_file()) else set()  # fmt: skip
+        results_path = path.parent / "results.json"
+        results = RunResults.read(results_path).results if results_path.is_file() else []
+        kinds = {(r.subject, r.subject_kind) for r in results}
+        out |= {(r.case_id, r.subject) for r in results if r.verdict == "error"}
         keys = json.loads(path.read_text(encoding="utf-8"))
         for subject, cases in keys.items():
             for case_id, key in cases.items():  # `held: false`: asked for, gave no result

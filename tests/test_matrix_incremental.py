@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kconform.matrix.incremental import plan_redo
 from kconform.matrix.plan import plan_runs
-from kconform.reports.matrix_keys import KEYS, changed
+from kconform.reports.matrix_keys import KEYS, changed, write_keys
 from kconform.reports.model import RunResults
 
 BROKER_CASES = ["kip511.apiversions.all_versions_decode", "kip511.apiversions.response_header_v0"]
@@ -80,7 +80,7 @@ def test_a_case_asked_for_that_gave_no_result_is_not_asked_for_again(tmp_path: P
     as not held, so the subject stays up to date instead of running for it every time."""
     from kconform.engine.model import CASES
     from kconform.engine.results import CaseResult
-    from kconform.matrix.incremental import absent_cases, asked_cases, write_run_keys
+    from kconform.matrix.incremental import absent_cases, asked_cases
 
     (run,) = plan_runs([], cluster="", release_clients=False, targets=["reference"], clients=[])
     folder = tmp_path / run.name
@@ -89,11 +89,23 @@ def test_a_case_asked_for_that_gave_no_result_is_not_asked_for_again(tmp_path: P
                      "reference", "", "pass")  # fmt: skip
     results = RunResults(kconform_version="0", started=0.0, results=[one])
     results.write(folder / "results.json")
-    write_run_keys(folder, results, {})
+    write_keys(folder, results, {})
     broker = sorted(c.id for c in CASES.values() if c.kind == "broker")
     assert sorted(c for c, _ in changed(tmp_path)) == [c for c in broker if c != one.case_id]
     asked = asked_cases("broker", "")
-    write_run_keys(folder, results, {"reference": absent_cases(results, "reference", asked)})
+    write_keys(folder, results, {"reference": absent_cases(results, "reference", asked)})
     assert changed(tmp_path) == []
     todo, fresh = plan_redo([run], tmp_path, "")
     assert todo == [] and fresh == [run]
+
+
+def test_a_selection_picks_the_cases_every_command_picks() -> None:
+    """`--cases` naming a rule id selects the cases judging it, as `kconform run` does; the
+    case ids of the one selector, `select_cases`, not a second reading of the patterns."""
+    from kconform.engine.model import CASES, select_cases
+    from kconform.matrix.incremental import asked_cases
+
+    by_rule = asked_cases("broker", "kip714.get.metrics.all")
+    assert by_rule == sorted(select_cases(CASES.values(), ["kip714.get.metrics.all"])[
+        "kip714.get.metrics.all"])  # fmt: skip
+    assert "kip714.subscriptions.metrics.all" in by_rule  # matches no case id: a rule id

@@ -268,18 +268,12 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], todo: list[Redo
                       fresh: list[Run], shard: Shard | None, costs: dict[str, float], jobs: int,
                       memory: int) -> int:  # fmt: skip
     """Run them, recording each as it ends: its line, its cost, its baseline, the manifest."""
-    from kconform.matrix.incremental import (
-        KEPT,
-        absent_cases,
-        asked_cases,
-        merge_kept,
-        write_run_keys,
-    )
+    from kconform.matrix.incremental import KEPT, absent_cases, asked_cases, merge_kept
     from kconform.matrix.plan import pytest_command, write_costs
     from kconform.matrix.record import record_run
     from kconform.matrix.schedule import Finished, run_all, start
     from kconform.matrix.shard import manifest, write_manifest
-    from kconform.reports.matrix_keys import KEYS
+    from kconform.reports.matrix_keys import KEYS, write_keys
     from kconform.reports.model import RunResults
 
     worst = EXIT_OK
@@ -335,7 +329,7 @@ def _run_side_by_side(args: argparse.Namespace, plan: list[Run], todo: list[Redo
             asked = asked_cases(kinds.get(end.run.subject, ""), args.cases or "")
             (folder / KEYS).unlink(missing_ok=True)
         absent = {end.run.subject: absent_cases(run_results, end.run.subject, asked)}
-        write_run_keys(folder, run_results, absent)  # what determines each: `matrix changed`
+        write_keys(folder, run_results, absent)  # what determines each: `matrix changed`
         print(f"{end.run.name}: {took}, " + ", ".join(f"{v} {k}" for k, v in counts.items() if v),
               flush=True)  # fmt: skip
         if counts.get("error"):

@@ -1,9 +1,7 @@
 """Only what changed (issue 44): a matrix run into a folder that holds an earlier run's results
-runs again, per subject, just the cases whose key changed (reports.matrix_keys: the case's source
-and rules, the subject's version and lock, kconform's version), that it holds nothing for or
-that ended in `error` (the harness's defect, never a result to keep), and keeps the other
-results; a subject with nothing changed does not run at all. `--all` runs
-everything, as a first run does.
+runs again, per subject, just the pairs `reports.matrix_keys.changed` lists (a key changed, no
+result held, or an `error`), and keeps the other results; a subject with nothing changed does
+not run at all. `--all` runs everything, as a first run does.
 
 A case a run asked for that gave no result there (its suite or level leaves it out) is written
 to the keys as `held: false`, so that it is not asked for again until its key changes.
@@ -11,17 +9,17 @@ to the keys as `held: false`, so that it is not asked for again until its key ch
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kconform.engine.model import CASES, matches_pattern
+from kconform.engine.model import CASES, select_cases
 from kconform.matrix.plan import Run
-from kconform.reports.matrix_keys import KEYS, changed, result_key
+from kconform.reports.expectations import case_requirements
+from kconform.reports.matrix_keys import KEYS, changed
 from kconform.reports.model import RunResults
 
-__all__ = ["KEPT", "Redo", "absent_cases", "merge_kept", "plan_redo", "write_run_keys"]
+__all__ = ["KEPT", "Redo", "absent_cases", "asked_cases", "merge_kept", "plan_redo"]
 
 KEPT = "results-kept.json"  # an incremental run's earlier results, while the run is under way
 
@@ -34,16 +32,21 @@ class Redo:
     cases: tuple[str, ...] = ()
 
 
-def _selected(case_id: str, selection: str) -> bool:
+def _selection(selection: str) -> set[str] | None:
+    """The case ids a `--cases` value selects, as every command selects them (select_cases:
+    case ids, prefixes, wildcards, else the rule ids named); None: no selection, every case."""
     patterns = [p.strip() for p in selection.split(",") if p.strip()]
-    info = CASES.get(case_id)
-    return not patterns or (info is not None and any(matches_pattern(info, p) for p in patterns))
+    if not patterns:
+        return None
+    case_requirements()  # every case declared before any is selected
+    return set().union(*select_cases(CASES.values(), patterns).values())
 
 
 def plan_redo(runs: Sequence[Run], out: Path, selection: str) -> tuple[list[Redo], list[Run]]:
     """(what to run, what is up to date) of `runs` against what `out` holds: a run whose folder
     has no results or keys runs whole; else only its subject's changed cases within `selection`
     (the run's --cases), and none at all when nothing changed."""
+    chosen = _selection(selection)
     todo: list[Redo] = []
     fresh: list[Run] = []
     for run in runs:
@@ -51,10 +54,8 @@ def plan_redo(runs: Sequence[Run], out: Path, selection: str) -> tuple[list[Redo
         if not (folder / KEYS).is_file() or not (folder / "results.json").is_file():
             todo.append(Redo(run))
             continue
-        stored = RunResults.read(folder / "results.json").results
-        errors = {(r.case_id, r.subject) for r in stored if r.verdict == "error"}  # a defect's
-        ids = sorted({c for c, subject in {*changed(folder), *errors}
-                      if subject == run.subject and _selected(c, selection)})  # fmt: skip
+        ids = sorted({c for c, subject in changed(folder) if subject == run.subject
+                      and (chosen is None or c in chosen)})  # fmt: skip
         if ids:
             todo.append(Redo(run, tuple(ids)))
         else:
@@ -86,21 +87,7 @@ def absent_cases(run: RunResults, subject: str, asked: Iterable[str]) -> list[st
 def asked_cases(kind: str, selection: str) -> list[str]:
     """Every declared case of `kind` (broker or client) within `selection`: what a whole run
     asks for."""
-    return sorted(c.id for c in CASES.values() if c.kind == kind and _selected(c.id, selection))
-
-
-def write_run_keys(folder: Path, run: RunResults, absent: dict[str, list[str]]) -> Path:
-    """`<folder>/keys.json`: the earlier keys of cases not run again, each result's key, and
-    each case asked for that gave none (`held: false`)."""
-    path = folder / KEYS
-    keys: dict[str, dict[str, dict[str, object]]] = {}
-    if path.is_file():
-        keys = json.loads(path.read_text(encoding="utf-8"))
-    for r in run.results:
-        keys.setdefault(r.subject, {})[r.case_id] = {**result_key(r.case_id, r.subject)}
-    for subject, cases in absent.items():
-        for case_id in cases:
-            keys.setdefault(subject, {})[case_id] = {**result_key(case_id, subject),
-                                                     "held": False}  # fmt: skip
-    path.write_text(json.dumps(keys, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return path
+    chosen = _selection(selection)
+    case_requirements()
+    return sorted(c.id for c in CASES.values()
+                  if c.kind == kind and (chosen is None or c.id in chosen))  # fmt: skip
