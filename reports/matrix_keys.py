@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kconform import __version__
 from kconform.engine.model import CASE_MODULES, CASES
+from kconform.errors import UsageError
 from kconform.fixtures import lockfiles
 from kconform.fixtures.targets.release_lock import LOCK_KIND
 from kconform.reports.expectations import case_requirements
@@ -73,6 +74,20 @@ def result_key(case_id: str, subject: str) -> dict[str, str]:
     }
 
 
+def _read_keys(path: Path) -> dict[str, dict[str, dict[str, object]]]:
+    """A keys.json as written; UsageError naming the file otherwise (a folder edited by hand)."""
+    try:
+        keys = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable ({exc}); `matrix run --all` writes it anew") from None
+    if not isinstance(keys, dict) or not all(
+        isinstance(cases, dict) and all(isinstance(k, dict) for k in cases.values())
+        for cases in keys.values()
+    ):
+        raise UsageError(f"{path}: not a {{subject: {{case id: key}}}} object")
+    return keys
+
+
 def write_keys(
     folder: Path, run: RunResults, absent: Mapping[str, Iterable[str]] | None = None
 ) -> Path:
@@ -80,9 +95,7 @@ def write_keys(
     cases keeps the others' keys): each result's key, and each case of `absent` ({subject:
     cases asked for that gave no result}) as `held: false`, not to be asked for again."""
     path = folder / KEYS
-    keys: dict[str, dict[str, dict[str, object]]] = {}
-    if path.is_file():
-        keys = json.loads(path.read_text(encoding="utf-8"))
+    keys = _read_keys(path) if path.is_file() else {}
     for r in run.results:
         keys.setdefault(r.subject, {})[r.case_id] = {**result_key(r.case_id, r.subject)}
     for subject, cases in (absent or {}).items():
@@ -106,7 +119,7 @@ def changed(stored: Path) -> list[tuple[str, str]]:
         results = RunResults.read(results_path).results if results_path.is_file() else []
         kinds = {(r.subject, r.subject_kind) for r in results}
         out |= {(r.case_id, r.subject) for r in results if r.verdict == "error"}
-        keys = json.loads(path.read_text(encoding="utf-8"))
+        keys = _read_keys(path)
         for subject, cases in keys.items():
             for case_id, key in cases.items():  # `held: false`: asked for, gave no result
                 if result_key(case_id, subject) != {k: v for k, v in key.items() if k != "held"}:

@@ -66,3 +66,14 @@ def test_kconform_matrix_changed_lists_them_and_refuses_a_folder_without_keys(
     assert out == [f"{SUBJECT} kip714.push.accepted", "1 (case, subject) pair(s) to run again"]
     assert main(["matrix", "changed", str(tmp_path)]) == 2
     assert "no keys.json" in capsys.readouterr().err
+
+
+def test_a_broken_keys_file_is_one_clear_line(tmp_path: Path) -> None:
+    """A keys.json edited by hand or cut short: `matrix changed` and `matrix run` say which
+    file and exit 2, never a traceback."""
+    from kconform.cli import main
+
+    (tmp_path / "s").mkdir()
+    for text in ("{not json", '{"s": []}'):
+        (tmp_path / "s" / KEYS).write_text(text)
+        assert main(["matrix", "changed", str(tmp_path)]) == 2
